@@ -1,0 +1,232 @@
+"""Export a Hugging Face token-classification checkpoint to a Larvatus ONNX model directory."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model_spec
+from models.labels import read_scheme
+from transforms.encode import TYPE_IDS_ZEROS
+
+PRECISIONS = ("fp32", "fp16", "int8")
+# Which shipped precision each device prefers, best first.
+DEVICE_PREFERENCE = {"cpu": ("int8", "fp32", "fp16"), "cuda": ("fp16", "fp32", "int8")}
+PARITY_SENTENCES = [
+    "Angela Merkel met Emmanuel Macron in Paris on Tuesday .",
+    "SOCCER - JAPAN GET LUCKY WIN , CHINA IN SURPRISE DEFEAT .",
+    "Shares of Apple Inc. fell 3 percent after the report from Reuters in New York .",
+    "The European Commission said on Thursday it disagreed with German advice .",
+    "Zoë Ødegård flew from São Paulo to Zürich with Lufthansa .",
+]
+
+
+def onnx_file_name(precision: str) -> str:
+    return f"model.{precision}.onnx"
+
+
+def _export_fp32(model, path: Path, with_type_ids: bool) -> None:
+    import torch
+
+    example = {
+        "input_ids": torch.ones(2, 16, dtype=torch.long),
+        "attention_mask": torch.ones(2, 16, dtype=torch.long),
+    }
+    if with_type_ids:
+        example["token_type_ids"] = torch.zeros(2, 16, dtype=torch.long)
+    names = list(example)
+    axes = {name: {0: "batch", 1: "sequence"} for name in names}
+    axes["logits"] = {0: "batch", 1: "sequence"}
+    model.eval()
+    with torch.no_grad():
+        torch.onnx.export(
+            model, tuple(example.values()), str(path), input_names=names,
+            output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False,
+            do_constant_folding=True)
+
+
+def _optimize(source: Path, target: Path, config, fp16: bool, fuse: bool) -> None:
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    optimized = optimize_model(
+        str(source), model_type="bert", num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size, opt_level=1 if fuse else 0, use_gpu=fp16)
+    if fp16:
+        optimized.convert_float_to_float16(keep_io_types=True)
+    optimized.save_model_to_file(str(target))
+
+
+def _quantize_int8(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
+
+
+def parity_check(model, tokenizer, onnx_path: Path, type_ids: str, labels: Sequence[str],
+                 sentences: Sequence[str] = PARITY_SENTENCES) -> tuple[float, float]:
+    """Runs PyTorch and ONNX Runtime on the same sentences.
+
+    Returns (largest absolute logit difference, fraction of tokens whose argmax differs).
+    """
+    import onnxruntime as ort
+    import torch
+
+    from transforms.encode import casing_type
+
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    feeds_names = {i.name for i in session.get_inputs()}
+    largest, disagree, total = 0.0, 0, 0
+    for sentence in sentences:
+        words = sentence.split()
+        encoding = tokenizer(words, is_split_into_words=True, return_tensors="np")
+        feeds = {"input_ids": encoding["input_ids"], "attention_mask": encoding["attention_mask"]}
+        types = np.zeros_like(encoding["input_ids"])
+        if type_ids != TYPE_IDS_ZEROS:
+            for pos, word in enumerate(encoding.word_ids(0)):
+                if word is not None:
+                    types[0, pos] = casing_type(words[word])
+        feeds["token_type_ids"] = types
+        with torch.no_grad():
+            reference = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).logits.numpy()
+        got = session.run(None, {k: v for k, v in feeds.items() if k in feeds_names})[0]
+        largest = max(largest, float(np.abs(reference - got.astype(np.float32)).max()))
+        disagree += int((reference.argmax(-1) != got.argmax(-1)).sum())
+        total += reference.shape[1]
+    return largest, disagree / max(total, 1)
+
+
+def write_model_card(output: Path, meta: dict) -> None:
+    """A minimal model card; the embedded model's card adds evaluation figures by hand."""
+    if (output / "README.md").exists():
+        return
+    lines = [
+        f"# {meta['name']}", "",
+        f"- Exported from: `{meta['checkpoint']}`",
+        f"- Labels ({read_scheme(meta['labels']).scheme}): {', '.join(meta['labels'])}",
+        f"- Window length: {meta['max_length']} wordpieces; type ids: {meta['type_ids']}",
+        f"- Files: {json.dumps(meta['files'])}",
+        f"- Parity with PyTorch: {json.dumps(meta['parity'])}",
+        "",
+    ]
+    (output / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bool,
+           max_length: int | None = None, max_disagreement: float = 0.01,
+           name: str | None = None) -> dict:
+    """Exports `checkpoint` into `output`, checks parity, writes the Larvatus config.
+
+    Returns the config written to `larvatus_model.json`.
+    """
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    for precision in precisions:
+        if precision not in PRECISIONS:
+            raise ModelError(f"unknown precision {precision!r}; choose from {PRECISIONS}")
+    model = AutoModelForTokenClassification.from_pretrained(checkpoint)
+    model.eval()
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    if not tokenizer.is_fast:
+        raise ModelError(f"{checkpoint} has no fast tokenizer (tokenizer.json); Larvatus needs one")
+    config = model.config
+    labels = [config.id2label[i] for i in range(config.num_labels)]
+    read_scheme(labels)
+    type_ids = getattr(config, "larvatus_type_ids", TYPE_IDS_ZEROS)
+    length = min(max_length or getattr(config, "larvatus_max_length", None)
+                 or config.max_position_embeddings, config.max_position_embeddings)
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    parity: dict[str, dict] = {}
+    with_type_ids = getattr(config, "type_vocab_size", 0) > 0 and config.model_type in (
+        "bert", "electra", "mobilebert")
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.onnx"
+        _export_fp32(model, raw, with_type_ids)
+        fp32 = Path(tmp) / "fp32.onnx"
+        if optimize or "fp16" in precisions:
+            _optimize(raw, fp32, config, fp16=False, fuse=optimize)
+        else:
+            shutil.copy(raw, fp32)
+        for precision in precisions:
+            target = out / onnx_file_name(precision)
+            if precision == "fp32":
+                shutil.copy(fp32, target)
+            elif precision == "fp16":
+                _optimize(raw, target, config, fp16=True, fuse=optimize)
+            else:
+                _quantize_int8(fp32, target)
+            files[precision] = target.name
+            try:
+                diff, fraction = parity_check(model, tokenizer, target, type_ids, labels)
+            except Exception as error:  # fp16 graphs may not load on a CPU-only machine
+                print(f"{precision}: parity not checked here ({type(error).__name__})")
+                parity[precision] = {"checked": False}
+                continue
+            print(f"{precision}: largest logit difference {diff:.4g}, "
+                  f"argmax disagreement {fraction:.2%}")
+            parity[precision] = {"max_logit_diff": round(diff, 6),
+                                 "argmax_disagreement": round(fraction, 6)}
+            if fraction > max_disagreement:
+                raise ModelError(
+                    f"{precision} export disagrees with PyTorch on {fraction:.2%} of tokens "
+                    f"(limit {max_disagreement:.2%}); not a faithful export")
+    tokenizer.backend_tokenizer.save(str(out / TOKENIZER_NAME))
+    onnx = {device: next(files[p] for p in DEVICE_PREFERENCE[device] if p in files)
+            for device in DEVICE_PREFERENCE}
+    meta = {
+        "name": name or Path(checkpoint).name,
+        "labels": labels,
+        "max_length": int(length),
+        "type_ids": type_ids,
+        "special_tokens": {"cls": tokenizer.cls_token or "[CLS]",
+                           "sep": tokenizer.sep_token or "[SEP]"},
+        "onnx": onnx,
+        "files": files,
+        "parity": parity,
+        "checkpoint": str(checkpoint),
+    }
+    (out / CONFIG_NAME).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    write_model_card(out, meta)
+    load_model_spec(out)  # the directory must satisfy the pipeline
+    return meta
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m models.export", description=__doc__)
+    parser.add_argument("--checkpoint", required=True,
+                        help="Hugging Face token-classification checkpoint directory.")
+    parser.add_argument("--output", required=True, help="Model directory to write.")
+    parser.add_argument("--precision", default="fp32",
+                        help="fp32, fp16 (GPU), int8 (dynamic quantization, CPU), or a "
+                             "comma-separated list. Default: fp32.")
+    parser.add_argument("--optimize", action="store_true",
+                        help="Run ONNX Runtime's transformer optimizer (fused attention, "
+                             "layer norm, GELU).")
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="Window length the pipeline uses (default: the checkpoint's).")
+    parser.add_argument("--max-disagreement", type=float, default=0.01,
+                        help="Largest fraction of tokens whose argmax may differ from "
+                             "PyTorch. Default: 0.01.")
+    parser.add_argument("--name", default=None, help="Model name written to the output.")
+    args = parser.parse_args(argv)
+    try:
+        export(args.checkpoint, args.output, [p.strip() for p in args.precision.split(",")],
+               args.optimize, args.max_length, args.max_disagreement, args.name)
+    except ModelError as error:
+        print(f"export failed: {error}", file=sys.stderr)
+        return 1
+    print(f"model directory written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

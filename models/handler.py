@@ -1,0 +1,214 @@
+"""RunInference ModelHandler running an ONNX token classifier on padded, length-sorted batches."""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+from apache_beam.ml.inference.base import ModelHandler, PredictionResult
+
+from models.model_dir import ModelError, ModelSpec
+from transforms.records import EncodedDocument, Window
+
+LOG = logging.getLogger(__name__)
+DEVICE_CHOICES = ("auto", "cpu", "cuda")
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+CPU_BATCH_TOKENS = 8192
+CUDA_BATCH_TOKENS = 65536
+
+
+@dataclass(frozen=True)
+class InferenceFailure:
+    """Stands in for the predictions of a document whose inference raised."""
+
+    detail: str
+
+
+@dataclass
+class LoadedModel:
+    """An ONNX Runtime session and what is known about it."""
+
+    session: Any
+    device: str
+    input_names: tuple[str, ...]
+    num_labels: int
+    batch_tokens: int
+
+
+def cuda_present() -> bool:
+    """Whether this machine has an NVIDIA driver (checked before asking ONNX Runtime for CUDA)."""
+    return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
+
+
+def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+    """Groups window indices into batches whose padded size stays within a token budget.
+
+    Windows are sorted by length so each batch pads to a near-equal length; a
+    window longer than the budget gets a batch of its own.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        longest_if_added = max(longest, lengths[i])
+        if current and longest_if_added * (len(current) + 1) > batch_tokens:
+            batches.append(current)
+            current, longest_if_added = [], lengths[i]
+        current.append(i)
+        longest = longest_if_added
+    if current:
+        batches.append(current)
+    return batches
+
+
+def pad_batch(windows: Sequence[Window], pad_id: int = 0) -> dict[str, np.ndarray]:
+    """Right-pads windows to the longest in the batch."""
+    width = max(len(w) for w in windows)
+    input_ids = np.full((len(windows), width), pad_id, dtype=np.int64)
+    type_ids = np.zeros((len(windows), width), dtype=np.int64)
+    mask = np.zeros((len(windows), width), dtype=np.int64)
+    for row, window in enumerate(windows):
+        n = len(window)
+        input_ids[row, :n] = window.input_ids
+        type_ids[row, :n] = window.type_ids
+        mask[row, :n] = 1
+    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": type_ids}
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]):
+    """Loads the ONNX model once per worker and tags every window of each document.
+
+    An element is a whole EncodedDocument: RunInference batches documents by
+    their token count, and `run_inference` flattens their windows, sorts them by
+    length and runs padded sub-batches within `batch_tokens`. The inference for
+    a document is a list of per-window label probabilities over the content
+    pieces ([CLS] and [SEP] stripped), or an InferenceFailure.
+    """
+
+    def __init__(
+        self, spec: ModelSpec, device: str = "auto", batch_tokens: Optional[int] = None,
+        intra_op_threads: int = 0, documents_per_batch_tokens: int = 4,
+    ):
+        if device not in DEVICE_CHOICES:
+            raise ValueError(f"device must be one of {DEVICE_CHOICES}, got {device!r}")
+        if batch_tokens is not None and batch_tokens < spec.max_length:
+            raise ValueError(
+                f"batch_tokens ({batch_tokens}) must be at least the model's window "
+                f"length ({spec.max_length})")
+        self._spec = spec
+        self._device = device
+        self._batch_tokens = batch_tokens
+        self._intra_op_threads = intra_op_threads
+        # RunInference collects this many budgets' worth of documents, so that
+        # sorting by length has enough windows to choose from.
+        budget = (batch_tokens or CPU_BATCH_TOKENS) * documents_per_batch_tokens
+        super().__init__(
+            min_batch_size=budget, max_batch_size=budget,
+            element_size_fn=_document_tokens)
+
+    def _session(self, onnx_path: str, providers: list):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self._intra_op_threads:
+            options.intra_op_num_threads = self._intra_op_threads
+        try:
+            return ort.InferenceSession(onnx_path, sess_options=options, providers=providers)
+        except Exception as error:  # ORT raises several types for a bad file
+            raise ModelError(
+                f"ONNX Runtime cannot load {onnx_path}: {type(error).__name__}: "
+                f"{str(error)[:500]}. Re-export it with `python -m models.export`.") from error
+
+    def load_model(self) -> LoadedModel:
+        import onnxruntime as ort
+
+        want_cuda = self._device == "cuda" or (self._device == "auto" and cuda_present())
+        session = None
+        if want_cuda and CUDA in ort.get_available_providers():
+            session = self._session(self._spec.onnx_path("cuda"), [CUDA, CPU])
+            if CUDA not in session.get_providers():
+                session = None
+        if session is None:
+            if self._device == "cuda":
+                raise ModelError(
+                    "--device cuda was asked for, but ONNX Runtime cannot use CUDA here "
+                    f"(available: {ort.get_available_providers()}, driver present: "
+                    f"{cuda_present()}). Install onnxruntime-gpu with CUDA 12/13 and cuDNN 9, "
+                    "or run with --device cpu.")
+            session = self._session(self._spec.onnx_path("cpu"), [CPU])
+        device = "cuda" if CUDA in session.get_providers() else "cpu"
+        input_names = tuple(i.name for i in session.get_inputs())
+        missing = {"input_ids", "attention_mask"} - set(input_names)
+        if missing:
+            raise ModelError(
+                f"{self._spec.path}: the ONNX graph lacks inputs {sorted(missing)}; "
+                "export a token-classification model with `python -m models.export`.")
+        num_labels = session.get_outputs()[0].shape[-1]
+        if isinstance(num_labels, int) and num_labels != len(self._spec.labels):
+            raise ModelError(
+                f"{self._spec.path}: the graph predicts {num_labels} labels but the "
+                f"config lists {len(self._spec.labels)}.")
+        LOG.info("Larvatus model %s runs on %s (%s)", self._spec.name, device,
+                 session.get_providers()[0])
+        batch_tokens = self._batch_tokens or (
+            CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
+        return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens)
+
+    def _run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
+        """Label probabilities for each window's content pieces."""
+        results: list[Optional[np.ndarray]] = [None] * len(windows)
+        lengths = [len(w) for w in windows]
+        for batch in plan_batches(lengths, model.batch_tokens):
+            feeds = pad_batch([windows[i] for i in batch])
+            feeds = {k: v for k, v in feeds.items() if k in model.input_names}
+            logits = model.session.run(None, feeds)[0]
+            probs = softmax(logits.astype(np.float32, copy=False))
+            for row, i in enumerate(batch):
+                results[i] = probs[row, 1:lengths[i] - 1]
+        return results
+
+    def run_inference(
+        self, batch: Sequence[EncodedDocument], model: LoadedModel,
+        inference_args: Optional[dict[str, Any]] = None,
+    ) -> Iterable[PredictionResult]:
+        windows = [w for doc in batch for w in doc.windows]
+        try:
+            flat = self._run_windows(model, windows)
+        except Exception:  # isolate the document that fails, keep the others
+            LOG.warning("a batch of %d documents failed inference; retrying one by one",
+                        len(batch))
+            return [self._run_one(model, doc) for doc in batch]
+        out, cursor = [], 0
+        for doc in batch:
+            out.append(PredictionResult(doc, flat[cursor:cursor + len(doc.windows)],
+                                        self._spec.name))
+            cursor += len(doc.windows)
+        return out
+
+    def _run_one(self, model: LoadedModel, doc: EncodedDocument) -> PredictionResult:
+        try:
+            return PredictionResult(doc, self._run_windows(model, doc.windows), self._spec.name)
+        except Exception as error:
+            return PredictionResult(
+                doc, InferenceFailure(f"{type(error).__name__}: {str(error)[:300]}"),
+                self._spec.name)
+
+    def get_metrics_namespace(self) -> str:
+        return "larvatus_inference"
+
+
+def _document_tokens(element) -> int:
+    """Batch weight of a document (or a keyed one): its padded-free token count."""
+    doc = element[1] if isinstance(element, tuple) else element
+    return max(doc.num_tokens, 1)

@@ -1,0 +1,1 @@
+"""The Larvatus job: options, Parquet schemas, the Beam graph and its entry point."""

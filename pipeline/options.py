@@ -1,0 +1,114 @@
+"""Larvatus command-line options, as a Beam PipelineOptions subclass, and their checks."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from models.handler import DEVICE_CHOICES
+from models.model_dir import DEFAULT_MODEL_DIR
+from transforms.realign import AGGREGATIONS
+from transforms.read import DEFAULT_MAX_CHARS
+from transforms.redact import PLACEHOLDER_STYLES
+
+DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
+
+
+class OptionsError(ValueError):
+    """Bad command-line options: the job stops before it starts."""
+
+
+class LarvatusOptions(PipelineOptions):
+    """Options of the Larvatus job; every other argument goes to Beam."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
+        group.add_argument("--input", required=False, help="Input file or glob (required).")
+        group.add_argument("--output", required=False,
+                           help="Output directory for Parquet files and _SUMMARY.json (required).")
+        group.add_argument(
+            "--input-format", "--input_format", dest="input_format", default="auto",
+            choices=("auto", "jsonl", "text", "parquet"),
+            help="jsonl: one JSON object a line; text: one document a file (id = path); "
+                 "parquet: one document a row. auto (default) reads it from each file's "
+                 "extension (.jsonl/.json/.ndjson, .parquet, else text).")
+        group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
+                           help="Field holding the document id (jsonl, parquet). Default: id. "
+                                "A record without one takes its source (file:line) as id.")
+        group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
+                           help="Field holding the text (jsonl, parquet). Default: text.")
+        group.add_argument("--model", default=str(DEFAULT_MODEL_DIR),
+                           help="Model directory (default: the embedded English NER model).")
+        group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
+                           help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
+                                "use it, else CPU. cuda fails at start if CUDA is unusable.")
+        group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
+                           default="PER,LOC,ORG",
+                           help="Comma-separated entity types to replace. Default: PER,LOC,ORG.")
+        group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
+                           help="label: [PER]; indexed: [PER_1], numbered per document, the "
+                                "same surface form getting the same number; pseudonym: "
+                                "[PER_<hmac>], keyed HMAC-SHA256 stable across documents (the "
+                                "key is read from the environment variable --pseudonym-key-env).")
+        group.add_argument("--pseudonym-key-env", "--pseudonym_key_env",
+                           dest="pseudonym_key_env", default=DEFAULT_KEY_ENV,
+                           help=f"Environment variable holding the secret key for "
+                                f"--placeholder pseudonym. Default: {DEFAULT_KEY_ENV}.")
+        group.add_argument("--no-propagate", "--no_propagate", dest="propagate",
+                           action="store_false", default=True,
+                           help="Do not redact other occurrences of a redacted surface form.")
+        group.add_argument("--aggregation", default="first", choices=AGGREGATIONS,
+                           help="How a word's tag comes from its subwords: first (default), "
+                                "average or max of their probabilities.")
+        group.add_argument("--window-length", "--window_length", dest="window_length",
+                           type=int, default=None,
+                           help="Wordpieces per window, [CLS]/[SEP] included. Default and "
+                                "maximum: the model's max_length.")
+        group.add_argument("--window-overlap", "--window_overlap", dest="window_overlap",
+                           type=int, default=None,
+                           help="Wordpieces shared by consecutive windows of a long document. "
+                                "Default: a quarter of the window, at most 128.")
+        group.add_argument("--batch-tokens", "--batch_tokens", dest="batch_tokens",
+                           type=int, default=None,
+                           help="Padded tokens per inference batch. Default: 8192 on CPU, "
+                                "65536 on CUDA.")
+        group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
+                           type=int, default=0,
+                           help="ONNX Runtime threads per worker (0: its default, all cores).")
+        group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
+                           default=False,
+                           help="Also write the original text and entity surface strings. Off "
+                                "by default: the output is meant to be shareable.")
+        group.add_argument("--max-chars", "--max_chars", dest="max_chars", type=int,
+                           default=DEFAULT_MAX_CHARS,
+                           help=f"Longer documents are dead-lettered as too_large. "
+                                f"Default: {DEFAULT_MAX_CHARS}.")
+        group.add_argument("--overwrite", action="store_true", default=False,
+                           help="Replace Larvatus files already in --output.")
+
+
+def pseudonym_key(options: LarvatusOptions) -> bytes | None:
+    """The secret for pseudonyms, read from the environment, or an error that says how to set it."""
+    if options.placeholder != "pseudonym":
+        return None
+    key = os.environ.get(options.pseudonym_key_env, "")
+    if len(key) < 16:
+        raise OptionsError(
+            f"--placeholder pseudonym needs a secret key of at least 16 characters in the "
+            f"environment variable {options.pseudonym_key_env} (for example: export "
+            f"{options.pseudonym_key_env}=$(openssl rand -hex 32)). Keep it secret: whoever "
+            f"holds it can test guesses against the pseudonyms.")
+    return key.encode("utf-8")
+
+
+def help_text() -> str:
+    """--help for the Larvatus options, with a pointer to Beam's."""
+    parser = argparse.ArgumentParser(
+        prog="python -m pipeline.run",
+        description="Annotate and redact named entities in a corpus, on Apache Beam.",
+        epilog="Any other argument goes to Beam, e.g. --runner DirectRunner "
+               "--direct_num_workers 2 --direct_running_mode multi_processing.")
+    LarvatusOptions._add_argparse_args(parser)
+    return parser.format_help()

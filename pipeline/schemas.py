@@ -1,0 +1,80 @@
+"""Explicit pyarrow schemas for the annotation and dead-letter Parquet files, and row builders."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from transforms.records import AnnotatedDocument, DeadLetter
+
+MODEL_TYPE = pa.struct([("name", pa.string()), ("sha256", pa.string())])
+REPLACEMENT_TYPE = pa.struct([
+    ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
+    ("placeholder", pa.string()),
+])
+
+
+def entity_type(keep_text: bool) -> pa.DataType:
+    fields = [
+        ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
+        ("score", pa.float32()), ("propagated", pa.bool_()),
+    ]
+    if keep_text:
+        fields.append(("text", pa.string()))
+    return pa.struct(fields)
+
+
+def annotation_schema(keep_text: bool) -> pa.Schema:
+    """One row per annotated document.
+
+    Offsets in `entities` are Python string indices (Unicode code points) into the
+    original text, end-exclusive; offsets in `replacements` index `redacted_text`.
+    `text` and `entities.text` exist only with --keep-text.
+    """
+    fields = [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("redacted_text", pa.string(), nullable=False),
+        pa.field("entities", pa.list_(entity_type(keep_text)), nullable=False),
+        pa.field("replacements", pa.list_(REPLACEMENT_TYPE), nullable=False),
+        pa.field("model", MODEL_TYPE, nullable=False),
+    ]
+    if keep_text:
+        fields.insert(3, pa.field("text", pa.string(), nullable=False))
+    return pa.schema(fields)
+
+
+DEAD_LETTER_SCHEMA = pa.schema([
+    pa.field("id", pa.string(), nullable=True),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("reason", pa.string(), nullable=False),
+    pa.field("detail", pa.string(), nullable=False),
+])
+
+
+def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool) -> dict:
+    """An AnnotatedDocument as a row of `annotation_schema(keep_text)`."""
+    text = doc.document.text
+    entities = []
+    for e in doc.entities:
+        entity = {"start": e.start, "end": e.end, "label": e.label, "score": e.score,
+                  "propagated": e.propagated}
+        if keep_text:
+            entity["text"] = text[e.start:e.end]
+        entities.append(entity)
+    row = {
+        "id": doc.document.doc_id,
+        "source": doc.document.source,
+        "redacted_text": doc.redacted_text,
+        "entities": entities,
+        "replacements": [
+            {"start": r.start, "end": r.end, "label": r.label, "placeholder": r.placeholder}
+            for r in doc.replacements],
+        "model": model,
+    }
+    if keep_text:
+        row["text"] = text
+    return row
+
+
+def dead_letter_row(letter: DeadLetter) -> dict:
+    return {"id": letter.doc_id, "source": letter.source, "reason": letter.reason,
+            "detail": letter.detail}

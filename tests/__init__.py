@@ -1,0 +1,1 @@
+"""Larvatus test suite."""

@@ -1,0 +1,1 @@
+"""Pure per-stage logic of the Larvatus pipeline, plus thin Beam wrappers in `stages`."""

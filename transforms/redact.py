@@ -1,0 +1,161 @@
+"""Resolve overlapping spans, propagate redacted surface forms, and rewrite text with placeholders."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional, Sequence
+
+from transforms.records import EntitySpan, Replacement, SegmentedDocument
+
+PLACEHOLDER_STYLES = ("label", "indexed", "pseudonym")
+PSEUDONYM_HEX_DIGITS = 12
+
+
+@dataclass(frozen=True)
+class RedactionPolicy:
+    """What to redact and how.
+
+    Args:
+      labels: entity types to replace (others are reported, not rewritten).
+      style: "label" ([PER]), "indexed" ([PER_1], numbered per document, the
+        same surface form getting the same number) or "pseudonym" ([PER_3f9a...],
+        an HMAC-SHA256 of the surface form under a secret key, stable across
+        documents and runs that share the key).
+      key: the secret for "pseudonym"; never a plain hash.
+      propagate: redact every other occurrence of a redacted surface form.
+    """
+
+    labels: frozenset[str]
+    style: str = "label"
+    key: Optional[bytes] = None
+    propagate: bool = True
+
+    def __post_init__(self):
+        if self.style not in PLACEHOLDER_STYLES:
+            raise ValueError(f"placeholder style must be one of {PLACEHOLDER_STYLES}")
+        if self.style == "pseudonym" and not self.key:
+            raise ValueError("the pseudonym style needs a secret key")
+
+
+def normalize_surface(surface: str) -> str:
+    """The form under which two mentions count as the same name."""
+    return " ".join(surface.casefold().split())
+
+
+def resolve_overlaps(spans: Iterable[EntitySpan]) -> tuple[EntitySpan, ...]:
+    """Keeps a non-overlapping subset: longer spans first, then higher scores, then earlier ones."""
+    kept: list[EntitySpan] = []
+    for span in sorted(spans, key=lambda s: (-len(s), -s.score, s.start)):
+        if not any(span.intersects(other) for other in kept):
+            kept.append(span)
+    return tuple(sorted(kept, key=lambda s: s.start))
+
+
+def propagate_mentions(
+    segmented: SegmentedDocument, spans: Sequence[EntitySpan], labels: frozenset[str]
+) -> tuple[EntitySpan, ...]:
+    """Finds other occurrences of redacted surface forms that no span covers.
+
+    Matching is by whole words and case-insensitive, except that a one-word name
+    not written in lowercase never matches a lowercase word ("will" is not "Will";
+    "angela merkel" is "Angela Merkel").
+    Returns the new spans, marked `propagated`, with the score of their source.
+    """
+    doc_text = segmented.document.text
+    words = [doc_text[s:e] for s, e in zip(segmented.word_starts, segmented.word_ends)]
+    folded = [w.casefold() for w in words]
+    word_at_start = {s: i for i, s in enumerate(segmented.word_starts)}
+    covered = [False] * len(words)
+    forms: dict[tuple[str, ...], EntitySpan] = {}
+    for span in spans:
+        first = word_at_start.get(span.start)
+        last = first
+        while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
+            covered[last] = True
+            last += 1
+        if span.label in labels and first is not None:
+            key = tuple(folded[first:last])
+            if key and (key not in forms or forms[key].score < span.score):
+                forms[key] = span
+    if not forms:
+        return ()
+    by_first_word: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    for key in forms:
+        by_first_word[key[0]].append(key)
+    found: list[EntitySpan] = []
+    for i, word in enumerate(folded):
+        for key in by_first_word.get(word, ()):
+            j = i + len(key)
+            if j > len(words) or tuple(folded[i:j]) != key or any(covered[i:j]):
+                continue
+            source = forms[key]
+            source_is_lower = doc_text[source.start:source.end].islower()
+            if len(key) == 1 and not source_is_lower and words[i].islower():
+                continue
+            found.append(replace(
+                source, start=segmented.word_starts[i], end=segmented.word_ends[j - 1],
+                propagated=True))
+    return tuple(found)
+
+
+def pseudonym(label: str, surface: str, key: bytes) -> str:
+    """A keyed, stable pseudonym for a surface form: HMAC-SHA256, truncated."""
+    message = f"{label}\x00{normalize_surface(surface)}".encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:PSEUDONYM_HEX_DIGITS]
+
+
+def redact_text(
+    text: str, spans: Sequence[EntitySpan], policy: RedactionPolicy
+) -> tuple[str, tuple[Replacement, ...]]:
+    """Rewrites the spans whose label the policy names; spans must not overlap.
+
+    Returns the redacted text and each replacement with its offsets in it.
+    """
+    pieces: list[str] = []
+    replacements: list[Replacement] = []
+    numbers: dict[tuple[str, str], int] = {}
+    per_label: dict[str, int] = defaultdict(int)
+    cursor = 0
+    length = 0
+    for span in sorted(spans, key=lambda s: s.start):
+        if span.label not in policy.labels:
+            continue
+        if span.start < cursor:
+            raise ValueError("spans overlap: resolve overlaps before redacting")
+        surface = text[span.start:span.end]
+        if policy.style == "label":
+            placeholder = f"[{span.label}]"
+        elif policy.style == "indexed":
+            key = (span.label, normalize_surface(surface))
+            if key not in numbers:
+                per_label[span.label] += 1
+                numbers[key] = per_label[span.label]
+            placeholder = f"[{span.label}_{numbers[key]}]"
+        else:
+            placeholder = f"[{span.label}_{pseudonym(span.label, surface, policy.key)}]"
+        before = text[cursor:span.start]
+        pieces.append(before)
+        length += len(before)
+        pieces.append(placeholder)
+        replacements.append(Replacement(length, length + len(placeholder), span.label, placeholder))
+        length += len(placeholder)
+        cursor = span.end
+    pieces.append(text[cursor:])
+    return "".join(pieces), tuple(replacements)
+
+
+def redact(
+    segmented: SegmentedDocument, spans: Sequence[EntitySpan], policy: RedactionPolicy
+) -> tuple[tuple[EntitySpan, ...], str, tuple[Replacement, ...]]:
+    """Detected spans to final entities and redacted text.
+
+    Returns the resolved entities (propagated mentions included), the redacted
+    text and the replacements.
+    """
+    spans = resolve_overlaps(spans)
+    if policy.propagate:
+        spans = resolve_overlaps(spans + propagate_mentions(segmented, spans, policy.labels))
+    text, replacements = redact_text(segmented.document.text, spans, policy)
+    return spans, text, replacements
