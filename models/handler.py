@@ -165,7 +165,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
         return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens)
 
-    def _run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
+    def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces."""
         results: list[Optional[np.ndarray]] = [None] * len(windows)
         lengths = [len(w) for w in windows]
@@ -184,7 +184,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
     ) -> Iterable[PredictionResult]:
         windows = [w for doc in batch for w in doc.windows]
         try:
-            flat = self._run_windows(model, windows)
+            flat = self.run_windows(model, windows)
         except Exception:  # isolate the document that fails, keep the others
             LOG.warning("a batch of %d documents failed inference; retrying one by one",
                         len(batch))
@@ -198,7 +198,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
 
     def _run_one(self, model: LoadedModel, doc: EncodedDocument) -> PredictionResult:
         try:
-            return PredictionResult(doc, self._run_windows(model, doc.windows), self._spec.name)
+            return PredictionResult(doc, self.run_windows(model, doc.windows), self._spec.name)
         except Exception as error:
             return PredictionResult(
                 doc, InferenceFailure(f"{type(error).__name__}: {str(error)[:300]}"),

