@@ -16,8 +16,11 @@ class Document:
     """
 
     doc_id: str
-    text: str
-    source: str
+    text: str = field(repr=False)  # never in logs or error messages
+    source: str = ""
+
+    def __repr__(self) -> str:
+        return f"Document(doc_id={self.doc_id!r}, source={self.source!r}, text=<{len(self.text)} chars>)"
 
 
 @dataclass(frozen=True)
