@@ -64,9 +64,12 @@ def _optimize(source: Path, target: Path, config, fp16: bool, fuse: bool) -> Non
 
 
 def _quantize_int8(source: Path, target: Path) -> None:
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
+    # Fused ops (com.microsoft domain) defeat shape inference; their outputs are float.
+    quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
 
 
 def parity_check(model, tokenizer, onnx_path: Path, type_ids: str, labels: Sequence[str],

@@ -25,7 +25,7 @@ def parse_tag(name: str) -> Tag:
     """Splits a label name such as "B-PER", "I_LOC", "S-ORG", "PER" or "O"."""
     if name == OUTSIDE:
         return Tag("O", None)
-    if len(name) > 2 and name[1] in "-_" and name[0] in _PREFIX_ROLE:
+    if len(name) >= 2 and name[1] in "-_" and name[0] in _PREFIX_ROLE:
         entity = name[2:]
         role = _PREFIX_ROLE[name[0]]
     elif name and all(c.isalnum() or c == "_" for c in name):

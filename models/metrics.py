@@ -81,13 +81,15 @@ def paired_bootstrap(
     """Paired bootstrap over documents (Berg-Kirkpatrick et al. 2012; SLP3 4.11).
 
     Returns (observed micro-F1 difference a - b, p-value): the share of
-    resamples whose difference exceeds twice the observed one, the test of
-    whether a's advantage could be chance.
+    resamples whose difference reaches twice the observed one, the test of
+    whether a's advantage could be chance (1.0 when a is not ahead).
     """
     if len(a) != len(b):
         raise ValueError("both systems must be scored on the same documents")
     micro_a, micro_b = _micro(a), _micro(b)
     observed = sum(micro_a, Counts()).f1 - sum(micro_b, Counts()).f1
+    if observed <= 0:
+        return observed, 1.0
     rng = random.Random(seed)
     n = len(micro_a)
     exceed = 0
@@ -95,6 +97,6 @@ def paired_bootstrap(
         picks = [rng.randrange(n) for _ in range(n)]
         delta = (sum((micro_a[i] for i in picks), Counts()).f1
                  - sum((micro_b[i] for i in picks), Counts()).f1)
-        if delta > 2 * observed:
+        if delta >= 2 * observed:
             exceed += 1
     return observed, exceed / samples

@@ -74,7 +74,6 @@ def test_sample_corpus_with_embedded_model(sample_run):
         row = by_id[doc["id"]]
         for entity in row["entities"]:
             assert 0 <= entity["start"] < entity["end"] <= len(doc["text"])
-    return by_id, documents
 
 
 @pytest.mark.slow

@@ -66,11 +66,13 @@ def parse_json_line(
     except UnicodeDecodeError as error:
         return DeadLetter(source, "invalid_utf8", f"invalid UTF-8 at byte {error.start}")
     try:
-        record = json.loads(decoded)
+        record = json.loads(decoded.lstrip("\ufeff"))
     except json.JSONDecodeError as error:
         return DeadLetter(source, "invalid_json", _describe_json_error(error))
     except RecursionError:
         return DeadLetter(source, "invalid_json", "nesting too deep")
+    except ValueError as error:  # e.g. an integer longer than Python's digit limit
+        return DeadLetter(source, "invalid_json", f"unreadable value ({str(error)[:60]})")
     if not isinstance(record, dict):
         return DeadLetter(
             source, "not_an_object", f"line holds a JSON {type(record).__name__}")

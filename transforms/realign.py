@@ -51,13 +51,13 @@ def word_predictions(
         raise ValueError(
             f"{len(window_probs)} predictions for {len(encoded.windows)} windows")
     for window, probs in zip(encoded.windows, window_probs):
+        if probs.ndim != 2 or probs.shape[0] != len(window) - 2:
+            raise ValueError(
+                f"prediction of shape {probs.shape} for a window of {len(window) - 2} pieces")
         content = slice(1, len(window) - 1)
         firsts = np.flatnonzero(window.first_piece[content])
         if firsts.size == 0:
             continue
-        if probs.shape[0] != len(window) - 2:
-            raise ValueError(
-                f"prediction covers {probs.shape[0]} pieces, window has {len(window) - 2}")
         words = window.word_ids[content][firsts]
         start, end = window.piece_offset, window.piece_offset + len(window) - 2
         left = firsts.astype(float) if start > 0 else np.full(firsts.size, np.inf)
