@@ -25,6 +25,21 @@ PARITY_SENTENCES = [
     "Shares of Apple Inc. fell 3 percent after the report from Reuters in New York .",
     "The European Commission said on Thursday it disagreed with German advice .",
     "Zoë Ødegård flew from São Paulo to Zürich with Lufthansa .",
+    "Peter Blackburn BRUSSELS 1996-08-22 The European Commission said on Thursday .",
+    "Germany 's representative to the European Union 's veterinary committee Werner Zwingmann said .",
+    "The International Monetary Fund ( IMF ) approved a loan to Zambia on Monday .",
+    "Manchester United beat Arsenal 2-1 at Old Trafford in the Premier League .",
+    "Microsoft and Google said the European Court of Justice would rule next year .",
+    "Prime Minister Kenji Watanabe told NHK that Tokyo would not change course .",
+    "Results of the Wimbledon tennis championships : Pete Sampras ( U.S. ) beat Tim Henman ( Britain ) .",
+    "He said the United Nations Security Council would meet in Geneva on Friday .",
+    "Dr. Amina Okafor of the University of Lagos led the study , published in Nature .",
+    "Police in Nairobi arrested two men after a robbery at a Barclays branch .",
+    "BASEBALL - MAJOR LEAGUE RESULTS THURSDAY NEW YORK 1996-08-29",
+    "The Dow Jones industrial average rose 40 points as Exxon and General Motors gained .",
+    "Chancellor Helmut Kohl met French President Jacques Chirac in Bonn .",
+    "Shares in Siemens AG fell in Frankfurt after the company cut its forecast .",
+    "Ingrid Solberg-Lie , a fisheries scientist in Tromsø , said the quota was too high .",
 ]
 
 
@@ -122,7 +137,7 @@ def write_model_card(output: Path, meta: dict) -> None:
 
 
 def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bool,
-           max_length: int | None = None, max_disagreement: float = 0.01,
+           max_length: int | None = None, max_disagreement: float = 0.02,
            name: str | None = None) -> dict:
     """Exports `checkpoint` into `output`, checks parity, writes the Larvatus config.
 
@@ -216,9 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "layer norm, GELU).")
     parser.add_argument("--max-length", type=int, default=None,
                         help="Window length the pipeline uses (default: the checkpoint's).")
-    parser.add_argument("--max-disagreement", type=float, default=0.01,
+    parser.add_argument("--max-disagreement", type=float, default=0.02,
                         help="Largest fraction of tokens whose argmax may differ from "
-                             "PyTorch. Default: 0.01.")
+                             "PyTorch. Default: 0.02.")
     parser.add_argument("--name", default=None, help="Model name written to the output.")
     args = parser.parse_args(argv)
     try:

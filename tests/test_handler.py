@@ -193,3 +193,14 @@ def test_plain_hugging_face_export_directory_is_accepted(rigged_model_dir, tmp_p
     assert spec.labels == tuple(labels) and spec.max_length == 64
     assert spec.type_ids == "zeros"
     assert OnnxTokenClassifierHandler(spec, device="cpu").load_model().num_labels == 9
+
+
+def test_io_binding_path_gives_the_same_logits(rigged_model_dir):
+    """The CUDA path binds inputs and outputs; on CPU the same code must agree with run()."""
+    spec = load_model_spec(rigged_model_dir)
+    model = OnnxTokenClassifierHandler(spec, device="cpu").load_model()
+    windows = [encode_text(spec, t).windows[0] for t in ("Ada met Bob.", "NATO is here now")]
+    feeds = pad_batch(windows)
+    plain = model.run(feeds)
+    model.io_binding = True
+    np.testing.assert_allclose(model.run(feeds), plain, rtol=1e-6)
