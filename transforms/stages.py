@@ -18,7 +18,7 @@ from transforms.records import (
     TaggedDocument,
 )
 from transforms.redact import RedactionPolicy, redact
-from transforms.segment import segment
+from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = "larvatus"
@@ -133,6 +133,9 @@ class ReadRecords(beam.DoFn):
 
 class Segment(beam.DoFn):
     """Document -> SegmentedDocument (spaCy words with offsets)."""
+
+    def setup(self):
+        english_tokenizer()  # load spaCy's rules once per worker, not on the first document
 
     def process(self, document: Document):
         try:
