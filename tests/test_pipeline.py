@@ -102,6 +102,7 @@ def write_hostile_jsonl(path):
         b"",
         json.dumps({"id": 7, "text": "numeric id for Carol."}).encode(),
         json.dumps({"id": "too-big", "text": "y" * 300_001}).encode(),
+        json.dumps({"id": "mark-before", "text": "\u0301Angela and @NASA."}).encode(),
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
@@ -122,16 +123,16 @@ def test_hostile_input_never_crashes_and_every_record_is_accounted_for(
     summary = run([
         "--input", str(source), "--output", str(output), "--model", str(rigged_model_dir),
         "--device", "cpu", "--max-chars", "300000", "--batch-tokens", "512"])
-    assert summary["records_in"] == 17          # 18 lines, one blank
+    assert summary["records_in"] == 18          # 19 lines, one blank
     assert summary["blank_lines_skipped"] == 1
     assert summary["counts_add_up"]
     assert summary["dead_lettered_by_reason"] == {
         "empty_text": 2, "id_not_string": 1, "invalid_json": 1, "invalid_unicode": 1,
         "invalid_utf8": 1, "missing_text": 1, "not_an_object": 2, "text_not_string": 1,
         "too_large": 1}
-    assert summary["records_out"] == 6
+    assert summary["records_out"] == 7
     with open(output / "_SUMMARY.json") as handle:
-        assert json.load(handle)["records_out"] == 6
+        assert json.load(handle)["records_out"] == 7
 
     schema, rows = read_parquet(output, "annotations")
     assert schema.equals(schemas.annotation_schema(keep_text=False), check_metadata=False)
@@ -139,6 +140,7 @@ def test_hostile_input_never_crashes_and_every_record_is_accounted_for(
     assert by_source["1"]["redacted_text"] == "[PER] visited [PER]."
     assert by_source["15"]["id"] == "ok-1" and by_source["1"]["id"] == "ok-1"
     assert by_source["17"]["id"] == "7"
+    assert by_source["19"]["redacted_text"] == "[PER] and [ORG]."
     assert by_source["13"]["redacted_text"].endswith("word [PER]")
     assert by_source["14"]["redacted_text"].endswith("ends") and "Ada" not in by_source["14"]["redacted_text"]
     emoji = by_source["12"]

@@ -1,6 +1,7 @@
 """WordPiece encoding of segmented words into overlapping windows that cover every piece."""
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -43,8 +44,20 @@ class EncodeSettings:
             raise ValueError(f"type_ids must be one of {TYPE_ID_MODES}, got {self.type_ids!r}")
 
 
+_LEADING_NOISE = "@#¿¡_"
+
+
 def casing_type(word: str) -> int:
-    """0: no leading capital; 1: leading capital (Title, McDonald, I); 2: ALL CAPS (two or more letters)."""
+    """0: no leading capital; 1: leading capital (Title, McDonald, I); 2: ALL CAPS (two or more characters).
+
+    Leading combining marks and @ # ¿ ¡ _ are skipped, so "@Google" and a stray
+    accent before "Angela" still read as capitalised.
+    """
+    start = 0
+    while start < len(word) and (
+            word[start] in _LEADING_NOISE or unicodedata.category(word[start]).startswith("M")):
+        start += 1
+    word = word[start:]
     if not word[:1].isupper():
         return 0
     if len(word) > 1 and word.isupper():
