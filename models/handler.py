@@ -16,8 +16,13 @@ LOG = logging.getLogger(__name__)
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
-CPU_BATCH_TOKENS = 8192
+# On CPU small batches stay in cache: 512 padded tokens ran 10-17% faster than 1,024-2,048
+# and 50% faster than 8,192 (int8 MiniLM-L6, 2 AVX2 cores); a GPU wants large batches.
+CPU_BATCH_TOKENS = 512
 CUDA_BATCH_TOKENS = 65536
+# RunInference hands the handler at least this many tokens of documents at a time, so
+# that sorting their windows by length has enough to choose from.
+MIN_DOCUMENT_BATCH_TOKENS = 16384
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
 
     def __init__(
         self, spec: ModelSpec, device: str = "auto", batch_tokens: Optional[int] = None,
-        intra_op_threads: int = 0, documents_per_batch_tokens: int = 4,
+        intra_op_threads: int = 0,
     ):
         if device not in DEVICE_CHOICES:
             raise ValueError(f"device must be one of {DEVICE_CHOICES}, got {device!r}")
@@ -126,9 +131,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         self._device = device
         self._batch_tokens = batch_tokens
         self._intra_op_threads = intra_op_threads
-        # RunInference collects this many budgets' worth of documents, so that
-        # sorting by length has enough windows to choose from.
-        budget = (batch_tokens or CPU_BATCH_TOKENS) * documents_per_batch_tokens
+        budget = max(MIN_DOCUMENT_BATCH_TOKENS, 4 * (batch_tokens or CPU_BATCH_TOKENS))
         super().__init__(
             min_batch_size=budget, max_batch_size=budget,
             element_size_fn=_document_tokens)

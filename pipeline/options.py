@@ -72,7 +72,7 @@ class LarvatusOptions(PipelineOptions):
                                 "Default: a quarter of the window, at most 128.")
         group.add_argument("--batch-tokens", "--batch_tokens", dest="batch_tokens",
                            type=int, default=None,
-                           help="Padded tokens per inference batch. Default: 8192 on CPU, "
+                           help="Padded tokens per inference batch. Default: 512 on CPU (small batches stay in cache), "
                                 "65536 on CUDA.")
         group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
                            type=int, default=0,
