@@ -84,6 +84,7 @@ def _split_labels(value: str) -> list[str]:
 
 
 def _counters(result) -> dict[str, int]:
+    """Larvatus's counters, plus RunInference's inference time as `time_us_infer`."""
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
@@ -95,6 +96,12 @@ def _counters(result) -> dict[str, int]:
         value = counter.committed if counter.committed is not None else counter.attempted
         name = counter.key.metric.name
         counters[name] = counters.get(name, 0) + int(value or 0)
+    for distribution in query["distributions"]:
+        if distribution.key.metric.name == "inference_batch_latency_micro_secs":
+            value = distribution.committed or distribution.attempted
+            if value is not None:
+                counters["time_us_infer"] = counters.get("time_us_infer", 0) + int(value.sum)
+                counters["inference_batches"] = counters.get("inference_batches", 0) + value.count
     return counters
 
 
