@@ -331,3 +331,14 @@ def test_property_redaction_removes_surfaces_and_keeps_the_rest(case):
         surface = text[span.start:span.end]
         if len(surface) >= 3 and text.find(surface) == span.start and text.find(surface, span.start + 1) == -1:
             assert surface not in redacted
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 12), st.integers(0, 9)), max_size=30))
+@settings(max_examples=150, deadline=None)
+def test_resolve_overlaps_matches_the_quadratic_definition(raw):
+    spans = [EntitySpan(a, a + n, "PER", score / 10) for a, n, score in raw]
+    expected: list[EntitySpan] = []
+    for span in sorted(spans, key=lambda s: (-len(s), -s.score, s.start)):
+        if not any(span.intersects(other) for other in expected):
+            expected.append(span)
+    assert list(resolve_overlaps(spans)) == sorted(expected, key=lambda s: s.start)
