@@ -9,6 +9,7 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 
+from models.handler import InferenceFailure
 from models.labels import LabelScheme
 from transforms import encode as encode_lib
 from transforms import read as read_lib
@@ -186,8 +187,6 @@ class Realign(beam.DoFn):
         self._aggregation = aggregation
 
     def process(self, keyed_result):
-        from models.handler import InferenceFailure
-
         _, result = keyed_result
         encoded: EncodedDocument = result.example
         document = encoded.segmented.document
