@@ -148,7 +148,7 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
     for precision in precisions:
         if precision not in PRECISIONS:
             raise ModelError(f"unknown precision {precision!r}; choose from {PRECISIONS}")
-    model = AutoModelForTokenClassification.from_pretrained(checkpoint)
+    model = AutoModelForTokenClassification.from_pretrained(checkpoint, attn_implementation="eager")
     model.eval()
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
     if not tokenizer.is_fast:

