@@ -8,6 +8,8 @@ RUNTIME = [
     "tokenizers>=0.19",
     "pyarrow>=14",
     "numpy>=1.26",
+    "phonenumbers>=8.13",      # PHONE recognizer (Google's libphonenumber port)
+    "python-stdnum>=1.20",     # checksums: IBAN, cards (Luhn), national ids
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.
@@ -17,6 +19,8 @@ TRAIN = [
     "onnx>=1.16",
 ]
 TEST = ["pytest>=8", "hypothesis>=6.100"]
+# Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
+BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 
 setup(
     name="larvatus",
@@ -31,6 +35,6 @@ setup(
     include_package_data=True,
     package_data={"models": ["default/*"], "pipeline": ["sample/*"]},
     install_requires=RUNTIME,
-    extras_require={"train": TRAIN, "test": TEST, "bench": TRAIN},
+    extras_require={"train": TRAIN, "test": TEST, "bench": BENCH},
     entry_points={"console_scripts": ["larvatus=pipeline.run:main"]},
 )

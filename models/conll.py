@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from models.labels import decode_spans, parse_tag
+from transforms.labels import decode_spans, parse_tag
 from transforms.records import Document, EntitySpan, SegmentedDocument
 
 DOCSTART = "-DOCSTART-"

@@ -10,9 +10,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from models import metrics
+from models.batching import flatten_windows, split_per_document
 from models.conll import GoldDocument, read_documents
-from models.labels import LabelScheme
-from transforms.encode import EncodeSettings, encode_many
+from transforms.labels import LabelScheme
+from transforms.encode import EncodeSettings, default_overlap, encode_many
 from transforms.realign import realign
 from transforms.records import EntitySpan, Window
 from transforms.segment import segment
@@ -41,12 +42,9 @@ def predict_spans(
         segmented = [g.gold_tokens() if segmentation == "gold" else segment(g.document())
                      for g in part]
         encoded = encode_many(segmented, tokenizer, settings)
-        windows = [w for doc in encoded for w in doc.windows]
+        windows = flatten_windows(encoded)
         probs = run_windows(windows) if windows else []
-        cursor = 0
-        for doc in encoded:
-            doc_probs = probs[cursor:cursor + len(doc.windows)]
-            cursor += len(doc.windows)
+        for doc, doc_probs in zip(encoded, split_per_document(encoded, probs)):
             predictions.append(realign(doc, doc_probs, scheme, aggregation))
     return predictions
 
@@ -74,7 +72,7 @@ def evaluate_model_dir(model_dir: str, golds: Sequence[GoldDocument], segmentati
     handler = OnnxTokenClassifierHandler(spec, device=device)
     loaded = handler.load_model()
     tokenizer = spec.load_tokenizer()
-    settings = spec.encode_settings(tokenizer, overlap=min(spec.max_length // 4, 128))
+    settings = spec.encode_settings(tokenizer, overlap=default_overlap(spec.max_length))
     predictions = predict_spans(
         golds, segmentation, tokenizer, settings,
         lambda windows: handler.run_windows(loaded, windows), spec.scheme, aggregation)

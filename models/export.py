@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model_spec
-from models.labels import read_scheme
+from transforms.labels import read_scheme
 from transforms.encode import TYPE_IDS_ZEROS
 
 PRECISIONS = ("fp32", "fp16", "int8")

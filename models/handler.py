@@ -9,8 +9,9 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
+from models.batching import flatten_windows, run_in_batches, split_per_document
 from models.model_dir import ModelError, ModelSpec
-from transforms.records import EncodedDocument, Window
+from transforms.records import EncodedDocument, InferenceFailure, Window
 
 LOG = logging.getLogger(__name__)
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
@@ -23,13 +24,6 @@ CUDA_BATCH_TOKENS = 65536
 # RunInference hands the handler at least this many tokens of documents at a time, so
 # that sorting their windows by length has enough to choose from.
 MIN_DOCUMENT_BATCH_TOKENS = 16384
-
-
-@dataclass(frozen=True)
-class InferenceFailure:
-    """Stands in for the predictions of a document whose inference raised."""
-
-    detail: str
 
 
 @dataclass
@@ -49,6 +43,7 @@ class LoadedModel:
         On CUDA the inputs are bound once and ONNX Runtime allocates the output on
         the device, copying it back in one transfer (IO binding).
         """
+        feeds = {k: v for k, v in feeds.items() if k in self.input_names}
         if not self.io_binding:
             return self.session.run(None, feeds)[0]
         binding = self.session.io_binding()
@@ -63,48 +58,6 @@ class LoadedModel:
 def cuda_present() -> bool:
     """Whether this machine has an NVIDIA driver (checked before asking ONNX Runtime for CUDA)."""
     return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
-
-
-def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
-    """Groups window indices into batches whose padded size stays within a token budget.
-
-    Windows are sorted by length so each batch pads to a near-equal length; a
-    window longer than the budget gets a batch of its own.
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
-    batches: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for i in order:
-        longest_if_added = max(longest, lengths[i])
-        if current and longest_if_added * (len(current) + 1) > batch_tokens:
-            batches.append(current)
-            current, longest_if_added = [], lengths[i]
-        current.append(i)
-        longest = longest_if_added
-    if current:
-        batches.append(current)
-    return batches
-
-
-def pad_batch(windows: Sequence[Window], pad_id: int = 0) -> dict[str, np.ndarray]:
-    """Right-pads windows to the longest in the batch."""
-    width = max(len(w) for w in windows)
-    input_ids = np.full((len(windows), width), pad_id, dtype=np.int64)
-    type_ids = np.zeros((len(windows), width), dtype=np.int64)
-    mask = np.zeros((len(windows), width), dtype=np.int64)
-    for row, window in enumerate(windows):
-        n = len(window)
-        input_ids[row, :n] = window.input_ids
-        type_ids[row, :n] = window.type_ids
-        mask[row, :n] = 1
-    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": type_ids}
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    exp = np.exp(shifted)
-    return exp / exp.sum(axis=-1, keepdims=True)
 
 
 class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]):
@@ -188,34 +141,20 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
 
     def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces."""
-        results: list[Optional[np.ndarray]] = [None] * len(windows)
-        lengths = [len(w) for w in windows]
-        for batch in plan_batches(lengths, model.batch_tokens):
-            feeds = pad_batch([windows[i] for i in batch])
-            feeds = {k: v for k, v in feeds.items() if k in model.input_names}
-            logits = model.run(feeds)
-            probs = softmax(logits.astype(np.float32, copy=False))
-            for row, i in enumerate(batch):
-                results[i] = probs[row, 1:lengths[i] - 1]
-        return results
+        return run_in_batches(windows, model.batch_tokens, model.run)
 
     def run_inference(
         self, batch: Sequence[EncodedDocument], model: LoadedModel,
         inference_args: Optional[dict[str, Any]] = None,
     ) -> Iterable[PredictionResult]:
-        windows = [w for doc in batch for w in doc.windows]
         try:
-            flat = self.run_windows(model, windows)
+            flat = self.run_windows(model, flatten_windows(batch))
         except Exception:  # isolate the document that fails, keep the others
             LOG.warning("a batch of %d documents failed inference; retrying one by one",
                         len(batch))
             return [self._run_one(model, doc) for doc in batch]
-        out, cursor = [], 0
-        for doc in batch:
-            out.append(PredictionResult(doc, flat[cursor:cursor + len(doc.windows)],
-                                        self._spec.name))
-            cursor += len(doc.windows)
-        return out
+        return [PredictionResult(doc, probs, self._spec.name)
+                for doc, probs in zip(batch, split_per_document(batch, flat))]
 
     def _run_one(self, model: LoadedModel, doc: EncodedDocument) -> PredictionResult:
         try:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from models.labels import LabelScheme, LabelSchemeError, read_scheme
+from transforms.labels import LabelScheme, LabelSchemeError, read_scheme
 from transforms.encode import TYPE_ID_MODES, TYPE_IDS_ZEROS, EncodeSettings
 
 CONFIG_NAME = "larvatus_model.json"

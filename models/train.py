@@ -17,8 +17,8 @@ import numpy as np
 from models import metrics
 from models.conll import GoldDocument, read_documents, word_labels
 from models.evaluate import predict_spans
-from models.handler import pad_batch, plan_batches, softmax
-from models.labels import read_scheme
+from models.batching import pad_batch, plan_batches, run_in_batches
+from transforms.labels import read_scheme
 from transforms.encode import TYPE_IDS_CASING, EncodeSettings, casing_type, encode_many
 from transforms.records import Window
 from transforms.segment import segment
@@ -136,22 +136,72 @@ def load_base(base: str, labels: list[str], casing: bool):
 
 
 def torch_run_windows(model, batch_tokens: int):
-    """A `run_windows` function for PyTorch, batched like the ONNX handler."""
+    """A `run_windows` function for PyTorch, batched by the same loop as the ONNX handler."""
     import torch
 
-    def run(windows: Sequence[Window]) -> list[np.ndarray]:
-        results: list = [None] * len(windows)
-        lengths = [len(w) for w in windows]
-        model.eval()
+    def call(feeds: dict[str, np.ndarray]) -> np.ndarray:
         with torch.no_grad():
-            for batch in plan_batches(lengths, batch_tokens):
-                feeds = {k: torch.from_numpy(v) for k, v in pad_batch([windows[i] for i in batch]).items()}
-                probs = softmax(model(**feeds).logits.numpy())
-                for row, i in enumerate(batch):
-                    results[i] = probs[row, 1:lengths[i] - 1]
-        return results
+            return model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).logits.numpy()
+
+    def run(windows: Sequence[Window]) -> list[np.ndarray]:
+        model.eval()
+        return run_in_batches(windows, batch_tokens, call)
 
     return run
+
+
+def _label_batch(items: Sequence[TrainingWindow], width: int) -> np.ndarray:
+    labels = np.full((len(items), width), IGNORE, dtype=np.int64)
+    for row, item in enumerate(items):
+        labels[row, :len(item.labels)] = item.labels
+    return labels
+
+
+def train_epoch(model, windows: Sequence[TrainingWindow], optimizer, scheduler, device,
+                batch_tokens: int, rng: random.Random, case_augment: float,
+                progress) -> None:
+    """One pass over the training windows in shuffled token-budget batches."""
+    import torch
+
+    model.train()
+    for batch in _batches(windows, batch_tokens, rng):
+        items = [windows[i] for i in batch]
+        feeds = pad_batch([pick_variant(item, case_augment, rng) for item in items])
+        inputs = {k: torch.from_numpy(v).to(device) for k, v in feeds.items()}
+        labels = torch.from_numpy(_label_batch(items, feeds["input_ids"].shape[1])).to(device)
+        loss = model(**inputs, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        progress(loss.item())
+
+
+def validate(model, valid_docs: Sequence[GoldDocument], tokenizer, settings: EncodeSettings,
+             scheme) -> float:
+    """Validation micro-F1 on raw text through the pipeline's segmentation and realignment."""
+    run = torch_run_windows(model, batch_tokens=8192)
+    predictions = predict_spans(valid_docs, "text", tokenizer, settings, run, scheme)
+    return metrics.score([d.spans for d in valid_docs], predictions)["micro"].f1
+
+
+class _Progress:
+    """Prints step, smoothed loss and time left every `every` steps."""
+
+    def __init__(self, total_steps: int, every: int):
+        self.total, self.every, self.step, self.running = total_steps, every, 0, 0.0
+        self.started = time.perf_counter()
+        self.epoch = 0
+
+    def __call__(self, loss: float) -> None:
+        self.step += 1
+        self.running = 0.9 * self.running + 0.1 * loss if self.step > 1 else loss
+        if self.step % self.every == 0 or self.step == self.total:
+            elapsed = time.perf_counter() - self.started
+            left = elapsed / self.step * (self.total - self.step)
+            print(f"epoch {self.epoch} step {self.step}/{self.total} loss {self.running:.4f} "
+                  f"elapsed {elapsed / 60:.1f} min, left ~{left / 60:.1f} min", flush=True)
 
 
 def train(args) -> dict:
@@ -205,38 +255,14 @@ def train(args) -> dict:
     scheme = read_scheme(labels)
     best = {"f1": -1.0}
     history = []
-    started = time.perf_counter()
-    step = 0
+    progress = _Progress(total_steps, args.log_every)
     for epoch in range(1, args.epochs + 1):
-        model.train()
-        running = 0.0
-        for batch in _batches(windows, batch_tokens, rng):
-            feeds = pad_batch([pick_variant(windows[i], args.case_augment, rng) for i in batch])
-            width = feeds["input_ids"].shape[1]
-            label_batch = np.full((len(batch), width), IGNORE, dtype=np.int64)
-            for row, i in enumerate(batch):
-                label_batch[row, :len(windows[i].labels)] = windows[i].labels
-            inputs = {k: torch.from_numpy(v).to(device) for k, v in feeds.items()}
-            loss = model(**inputs, labels=torch.from_numpy(label_batch).to(device)).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            running = 0.9 * running + 0.1 * loss.item() if step > 1 else loss.item()
-            if step % args.log_every == 0 or step == total_steps:
-                elapsed = time.perf_counter() - started
-                left = elapsed / step * (total_steps - step)
-                print(f"epoch {epoch} step {step}/{total_steps} loss {running:.4f} "
-                      f"elapsed {elapsed / 60:.1f} min, left ~{left / 60:.1f} min", flush=True)
-        model.eval()
-        model_cpu_run = torch_run_windows(model.to("cpu"), batch_tokens=8192)
-        predictions = predict_spans(valid_docs, "text", tokenizer, settings, model_cpu_run, scheme)
-        totals = metrics.score([d.spans for d in valid_docs], predictions)
-        f1 = totals["micro"].f1
+        progress.epoch = epoch
+        train_epoch(model, windows, optimizer, scheduler, device, batch_tokens, rng,
+                    args.case_augment, progress)
+        f1 = validate(model.to("cpu"), valid_docs, tokenizer, settings, scheme)
         history.append({"epoch": epoch, "valid_text_f1": round(f1, 4),
-                        "minutes": round((time.perf_counter() - started) / 60, 1)})
+                        "minutes": round((time.perf_counter() - progress.started) / 60, 1)})
         print(f"epoch {epoch}: validation micro-F1 (raw text, pipeline segmentation) {f1:.4f}",
               flush=True)
         model.to(device)

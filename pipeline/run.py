@@ -18,11 +18,11 @@ from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, JobConfig, build
 from pipeline.options import LarvatusOptions, OptionsError, help_text, pseudonym_key
 from transforms import stages
+from transforms.encode import default_overlap
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
 SUMMARY_NAME = "_SUMMARY.json"
-MAX_DEFAULT_OVERLAP = 128
 
 
 def _check_output(output_dir: str, overwrite: bool) -> None:
@@ -57,7 +57,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
             f"--window-length must be between 8 and the model's {spec.max_length}")
     overlap = options.window_overlap
     if overlap is None:
-        overlap = min(window_length // 4, MAX_DEFAULT_OVERLAP)
+        overlap = default_overlap(window_length)
     if not 0 <= overlap <= (window_length - 2) // 2:
         raise OptionsError(
             f"--window-overlap must be between 0 and {(window_length - 2) // 2}")

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from models import handler as handler_lib
-from models.handler import OnnxTokenClassifierHandler, pad_batch, plan_batches
+from models.batching import pad_batch, plan_batches
+from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from transforms.encode import encode
-from transforms.records import Document
+from transforms.records import Document, InferenceFailure
 from transforms.segment import segment
 
 
@@ -91,7 +92,7 @@ def test_a_failing_document_does_not_take_its_batch_down(rigged_model_dir, monke
 
     monkeypatch.setattr(handler, "run_windows", flaky)
     results = list(handler.run_inference([good, bad], model))
-    assert isinstance(results[1].inference, handler_lib.InferenceFailure)
+    assert isinstance(results[1].inference, InferenceFailure)
     assert isinstance(results[0].inference, list)
 
 

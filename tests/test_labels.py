@@ -1,9 +1,9 @@
-"""Unit tests for models/labels.py: tag schemes and span decoding."""
+"""Unit tests for transforms/labels.py: tag schemes and span decoding."""
 from __future__ import annotations
 
 import pytest
 
-from models.labels import LabelSchemeError, Tag, decode_spans, parse_tag, read_scheme
+from transforms.labels import LabelSchemeError, Tag, decode_spans, parse_tag, read_scheme
 
 
 def tags(*names):

@@ -1,10 +1,10 @@
-"""Unit tests for models/metrics.py and models/conll.py (and scheme equivalence in models/labels.py)."""
+"""Unit tests for models/metrics.py and models/conll.py (and scheme equivalence in transforms/labels.py)."""
 from __future__ import annotations
 
 import pytest
 
 from models.conll import build_document, read_documents, read_sentences, word_labels
-from models.labels import decode_spans, parse_tag
+from transforms.labels import decode_spans, parse_tag
 from models.metrics import Counts, document_counts, paired_bootstrap, score, total
 from transforms.records import Document, EntitySpan, SegmentedDocument
 

@@ -6,7 +6,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from models.labels import read_scheme
+from transforms.labels import read_scheme
 from transforms.encode import EncodeSettings, encode
 from transforms.realign import decode_entities, realign, word_predictions
 from transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window

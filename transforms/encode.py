@@ -44,6 +44,14 @@ class EncodeSettings:
             raise ValueError(f"type_ids must be one of {TYPE_ID_MODES}, got {self.type_ids!r}")
 
 
+MAX_DEFAULT_OVERLAP = 128
+
+
+def default_overlap(window_length: int) -> int:
+    """The overlap used when none is asked for: a quarter of the window, at most 128 pieces."""
+    return min(window_length // 4, MAX_DEFAULT_OVERLAP)
+
+
 _LEADING_NOISE = "@#¿¡_"
 
 

@@ -5,7 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
-from models.labels import LabelScheme, decode_spans
+from transforms.labels import LabelScheme, decode_spans
 from transforms.records import EncodedDocument, EntitySpan
 
 AGGREGATIONS = ("first", "average", "max")

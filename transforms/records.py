@@ -147,6 +147,13 @@ class AnnotatedDocument:
 
 
 @dataclass(frozen=True)
+class InferenceFailure:
+    """Stands in for the predictions of a document whose inference raised (as Beam's PredictionResult sits below its handlers)."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
 class TaggedDocument:
     """A segmented document with the entity spans the model found, before redaction."""
 

@@ -10,7 +10,7 @@ from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 
 from models.handler import InferenceFailure
-from models.labels import LabelScheme
+from transforms.labels import LabelScheme
 from transforms import encode as encode_lib
 from transforms import read as read_lib
 from transforms.realign import realign

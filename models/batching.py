@@ -1,0 +1,91 @@
+"""The one batched inference loop: token-budget batches of length-sorted windows, padded, any model call."""
+from __future__ import annotations
+
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+
+from transforms.records import EncodedDocument, Window
+
+# A model call: padded feeds (input_ids, attention_mask, token_type_ids) -> logits (batch, seq, labels).
+ModelCall = Callable[[dict[str, np.ndarray]], np.ndarray]
+T = TypeVar("T")
+
+
+def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+    """Groups window indices into batches whose padded size stays within a token budget.
+
+    Windows are sorted by length so each batch pads to a near-equal length; a
+    window longer than the budget gets a batch of its own.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        longest_if_added = max(longest, lengths[i])
+        if current and longest_if_added * (len(current) + 1) > batch_tokens:
+            batches.append(current)
+            current, longest_if_added = [], lengths[i]
+        current.append(i)
+        longest = longest_if_added
+    if current:
+        batches.append(current)
+    return batches
+
+
+def pad_batch(windows: Sequence[Window], pad_id: int = 0) -> dict[str, np.ndarray]:
+    """Right-pads windows to the longest in the batch."""
+    width = max(len(w) for w in windows)
+    input_ids = np.full((len(windows), width), pad_id, dtype=np.int64)
+    type_ids = np.zeros((len(windows), width), dtype=np.int64)
+    mask = np.zeros((len(windows), width), dtype=np.int64)
+    for row, window in enumerate(windows):
+        n = len(window)
+        input_ids[row, :n] = window.input_ids
+        type_ids[row, :n] = window.type_ids
+        mask[row, :n] = 1
+    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": type_ids}
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def run_in_batches(
+    windows: Sequence[Window], batch_tokens: int, model_call: ModelCall
+) -> list[np.ndarray]:
+    """Label probabilities for each window's content pieces ([CLS] and [SEP] stripped).
+
+    Args:
+      windows: model inputs, in any order and of any lengths.
+      batch_tokens: the most padded tokens one call may see.
+      model_call: runs one padded batch and returns its logits (ONNX Runtime,
+        PyTorch, ...), as Beam's ONNX handler takes an `inference_fn`.
+    """
+    results: list = [None] * len(windows)
+    lengths = [len(w) for w in windows]
+    for batch in plan_batches(lengths, batch_tokens):
+        logits = model_call(pad_batch([windows[i] for i in batch]))
+        probs = softmax(np.asarray(logits).astype(np.float32, copy=False))
+        for row, i in enumerate(batch):
+            results[i] = probs[row, 1:lengths[i] - 1]
+    return results
+
+
+def flatten_windows(documents: Sequence[EncodedDocument]) -> list[Window]:
+    """Every window of every document, in document order."""
+    return [w for doc in documents for w in doc.windows]
+
+
+def split_per_document(documents: Sequence[EncodedDocument], flat: Sequence[T]) -> list[list[T]]:
+    """Hands each document back the results of its own windows (the inverse of `flatten_windows`)."""
+    out, cursor = [], 0
+    for doc in documents:
+        out.append(list(flat[cursor:cursor + len(doc.windows)]))
+        cursor += len(doc.windows)
+    if cursor != len(flat):
+        raise ValueError(f"{len(flat)} results for {cursor} windows")
+    return out
