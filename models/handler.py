@@ -80,6 +80,9 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             raise ValueError(
                 f"batch_tokens ({batch_tokens}) must be at least the model's window "
                 f"length ({spec.max_length})")
+        if intra_op_threads < 0:
+            raise ValueError(f"intra_op_threads must be 0 (ONNX Runtime's default) or more, "
+                             f"got {intra_op_threads}")
         self._spec = spec
         self._device = device
         self._batch_tokens = batch_tokens

@@ -55,7 +55,10 @@ class ModelSpec:
         return tokenizer
 
     def encode_settings(self, tokenizer, overlap: int, max_length: Optional[int] = None) -> EncodeSettings:
-        length = min(max_length or self.max_length, self.max_length)
+        length = self.max_length if max_length is None else max_length
+        if length > self.max_length:
+            raise ValueError(
+                f"window length {length} exceeds the model's max_length {self.max_length}")
         ids = [tokenizer.token_to_id(t) for t in (self.cls_token, self.sep_token)]
         if None in ids:
             raise ModelError(

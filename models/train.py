@@ -19,7 +19,7 @@ from models.conll import GoldDocument, read_documents, word_labels
 from models.evaluate import predict_spans
 from models.batching import pad_batch, plan_batches, run_in_batches
 from transforms.labels import read_scheme
-from transforms.encode import TYPE_IDS_CASING, EncodeSettings, casing_type, encode_many
+from transforms.encode import TYPE_IDS_CASING, TYPE_IDS_ZEROS, EncodeSettings, casing_type, encode_many
 from transforms.records import Window
 from transforms.segment import segment
 
@@ -131,7 +131,7 @@ def load_base(base: str, labels: list[str], casing: bool):
         if hasattr(embeddings, "token_type_ids"):
             embeddings.register_buffer(
                 "token_type_ids", torch.zeros_like(embeddings.token_type_ids), persistent=False)
-    model.config.larvatus_type_ids = TYPE_IDS_CASING if casing else "zeros"
+    model.config.larvatus_type_ids = TYPE_IDS_CASING if casing else TYPE_IDS_ZEROS
     return model
 
 
@@ -232,7 +232,7 @@ def train(args) -> dict:
         max_length=args.max_length, overlap=args.overlap,
         cls_id=tokenizer.token_to_id(hf_tokenizer.cls_token),
         sep_id=tokenizer.token_to_id(hf_tokenizer.sep_token),
-        type_ids=TYPE_IDS_CASING if casing else "zeros")
+        type_ids=TYPE_IDS_CASING if casing else TYPE_IDS_ZEROS)
     label_ids = {l: i for i, l in enumerate(labels)}
     windows = training_windows(train_docs, tokenizer, settings, label_ids)
     model = load_base(base, labels, casing).to(device)

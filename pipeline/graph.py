@@ -12,14 +12,14 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
 from pipeline import schemas
+from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
 from transforms import stages
+from transforms.encode import EncodeSettings
 from transforms.redact import RedactionPolicy
 
-ANNOTATIONS_PREFIX = "annotations"
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
 # until the buffers fill; small buffers keep it flat (1.245x -> 1.03x for 10x documents).
 PARQUET_BUFFER = {"record_batch_size": 100, "row_group_buffer_size": 8 * 1024 * 1024}
-DEAD_LETTER_PREFIX = "dead_letter"
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,18 @@ class JobConfig:
     device: str
     batch_tokens: Optional[int]
     intra_op_threads: int
-    window_length: Optional[int]
-    window_overlap: int
+    encode_settings: EncodeSettings
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
+
+    @property
+    def window_length(self) -> int:
+        return self.encode_settings.max_length
+
+    @property
+    def window_overlap(self) -> int:
+        return self.encode_settings.overlap
 
     @property
     def model_info(self) -> dict:
@@ -64,7 +71,7 @@ class AnnotateDocuments(beam.PTransform):
         segmented = documents | "Segment" >> beam.ParDo(stages.Segment()).with_outputs(
             stages.DEAD, main="ok")
         encoded = segmented.ok | "Encode" >> beam.ParDo(stages.Encode(
-            config.spec, config.window_overlap, config.window_length)).with_outputs(
+            config.spec, config.encode_settings)).with_outputs(
                 stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
@@ -122,11 +129,11 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
      | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
          os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
-         schemas.annotation_schema(config.keep_text), file_name_suffix=".parquet",
+         schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
          os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
-         file_name_suffix=".parquet", **PARQUET_BUFFER))
+         file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

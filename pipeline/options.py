@@ -10,7 +10,7 @@ from models.handler import DEVICE_CHOICES
 from models.model_dir import DEFAULT_MODEL_DIR
 from transforms.realign import AGGREGATIONS
 from transforms.read import DEFAULT_MAX_CHARS
-from transforms.redact import PLACEHOLDER_STYLES
+from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 
@@ -91,7 +91,7 @@ class LarvatusOptions(PipelineOptions):
 
 def pseudonym_key(options: LarvatusOptions) -> bytes | None:
     """The secret for pseudonyms, read from the environment, or an error that says how to set it."""
-    if options.placeholder != "pseudonym":
+    if options.placeholder != PlaceholderStyle.PSEUDONYM:
         return None
     key = os.environ.get(options.pseudonym_key_env, "")
     if len(key) < 16:

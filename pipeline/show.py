@@ -9,8 +9,7 @@ import textwrap
 
 import pyarrow.parquet as pq
 
-from pipeline.graph import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX
-from pipeline.run import SUMMARY_NAME
+from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
 
 
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:

@@ -24,7 +24,8 @@ def job_config(model_dir, **overrides) -> JobConfig:
     values = dict(
         input_pattern="unused", output_dir="unused", input_format="auto", id_field="id",
         text_field="text", max_chars=1_000_000, spec=spec, device="cpu", batch_tokens=256,
-        intra_op_threads=1, window_length=spec.max_length, window_overlap=16,
+        intra_op_threads=1,
+        encode_settings=spec.encode_settings(spec.load_tokenizer(), overlap=16),
         aggregation="first", policy=RedactionPolicy(frozenset({"PER", "LOC", "ORG"})),
         keep_text=False)
     values.update(overrides)

@@ -7,13 +7,20 @@ from typing import Sequence
 
 import numpy as np
 
-from transforms.records import EncodedDocument, SegmentedDocument, Window
+from transforms.records import EncodedDocument, SegmentedDocument, Vocabulary, Window
 
-# Type ids carry a casing feature for models trained with it (the embedded
-# default): the uncased WordPiece vocabulary cannot tell "Bush" from "bush".
-TYPE_IDS_ZEROS = "zeros"
-TYPE_IDS_CASING = "casing"
-TYPE_ID_MODES = (TYPE_IDS_ZEROS, TYPE_IDS_CASING)
+
+class TypeIds(Vocabulary):
+    """What token type ids carry: zeros, or each word's casing for models trained with it
+    (the embedded default): the uncased WordPiece vocabulary cannot tell "Bush" from "bush"."""
+
+    ZEROS = "zeros"
+    CASING = "casing"
+
+
+TYPE_IDS_ZEROS = TypeIds.ZEROS.value
+TYPE_IDS_CASING = TypeIds.CASING.value
+TYPE_ID_MODES = TypeIds.names()
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,33 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Union
+from typing import IO, Any, Iterator, Optional, Union
 
-from transforms.records import DeadLetter, Document
+from transforms.records import DeadLetter, DeadLetterReason as Reason, Document
 
 ParseResult = Union[Document, DeadLetter]
 
 DEFAULT_MAX_CHARS = 2_000_000
+INPUT_FORMATS = ("jsonl", "text", "parquet")
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".deflate", ".xz", ".lzma")
+_EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
+               ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
+BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
+PARQUET_BATCH_ROWS = 1024
+
+
+def format_for_path(path: str, requested: str = "auto") -> str:
+    """The input format for a file: the one requested, or the one its extension names."""
+    if requested != "auto":
+        return requested
+    name = path.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    for extension, fmt in _EXTENSIONS.items():
+        if name.endswith(extension):
+            return fmt
+    return "text"
 
 
 def _describe_json_error(error: json.JSONDecodeError) -> str:
@@ -21,21 +41,21 @@ def validate_text(
 ) -> ParseResult:
     """Checks a decoded text value and returns a Document or the reason it is not one."""
     if text is None:
-        return DeadLetter(source, "missing_text", "no text field", doc_id)
+        return DeadLetter(source, Reason.MISSING_TEXT, "no text field", doc_id)
     if not isinstance(text, str):
         return DeadLetter(
-            source, "text_not_string", f"text is a {type(text).__name__}", doc_id)
+            source, Reason.TEXT_NOT_STRING, f"text is a {type(text).__name__}", doc_id)
     if not text.strip():
-        return DeadLetter(source, "empty_text", "text is empty or whitespace", doc_id)
+        return DeadLetter(source, Reason.EMPTY_TEXT, "text is empty or whitespace", doc_id)
     if len(text) > max_chars:
         return DeadLetter(
-            source, "too_large", f"{len(text)} characters > --max-chars {max_chars}", doc_id)
+            source, Reason.TOO_LARGE, f"{len(text)} characters > --max-chars {max_chars}", doc_id)
     try:
         # Lone surrogates (from "\ud800" JSON escapes) cannot be written as UTF-8.
         text.encode("utf-8")
     except UnicodeEncodeError as error:
         return DeadLetter(
-            source, "invalid_unicode",
+            source, Reason.INVALID_UNICODE,
             f"unpaired surrogate at character {error.start}", doc_id)
     return Document(doc_id=doc_id or source, text=text, source=source)
 
@@ -44,12 +64,12 @@ def _coerce_id(value: Any, source: str) -> Union[str, DeadLetter, None]:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        return DeadLetter(source, "id_not_string", f"id is a {type(value).__name__}")
+        return DeadLetter(source, Reason.ID_NOT_STRING, f"id is a {type(value).__name__}")
     doc_id = str(value)
     try:
         doc_id.encode("utf-8")
     except UnicodeEncodeError:
-        return DeadLetter(source, "id_not_string", "id has an unpaired surrogate")
+        return DeadLetter(source, Reason.ID_NOT_STRING, "id has an unpaired surrogate")
     return doc_id
 
 
@@ -64,18 +84,18 @@ def parse_json_line(
     try:
         decoded = line.decode("utf-8")
     except UnicodeDecodeError as error:
-        return DeadLetter(source, "invalid_utf8", f"invalid UTF-8 at byte {error.start}")
+        return DeadLetter(source, Reason.INVALID_UTF8, f"invalid UTF-8 at byte {error.start}")
     try:
         record = json.loads(decoded.lstrip("\ufeff"))
     except json.JSONDecodeError as error:
-        return DeadLetter(source, "invalid_json", _describe_json_error(error))
+        return DeadLetter(source, Reason.INVALID_JSON, _describe_json_error(error))
     except RecursionError:
-        return DeadLetter(source, "invalid_json", "nesting too deep")
+        return DeadLetter(source, Reason.INVALID_JSON, "nesting too deep")
     except ValueError as error:  # e.g. an integer longer than Python's digit limit
-        return DeadLetter(source, "invalid_json", f"unreadable value ({str(error)[:60]})")
+        return DeadLetter(source, Reason.INVALID_JSON, f"unreadable value ({str(error)[:60]})")
     if not isinstance(record, dict):
         return DeadLetter(
-            source, "not_an_object", f"line holds a JSON {type(record).__name__}")
+            source, Reason.NOT_AN_OBJECT, f"line holds a JSON {type(record).__name__}")
     doc_id = _coerce_id(record.get(id_field), source)
     if isinstance(doc_id, DeadLetter):
         return doc_id
@@ -89,7 +109,7 @@ def parse_text_file(
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as error:
-        return DeadLetter(path, "invalid_utf8", f"invalid UTF-8 at byte {error.start}", path)
+        return DeadLetter(path, Reason.INVALID_UTF8, f"invalid UTF-8 at byte {error.start}", path)
     if text.startswith("\ufeff"):
         text = text[1:]
     return validate_text(path, text, path, max_chars)
@@ -109,5 +129,67 @@ def parse_row(
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
             return DeadLetter(
-                source, "invalid_utf8", f"invalid UTF-8 at byte {error.start}", doc_id)
+                source, Reason.INVALID_UTF8, f"invalid UTF-8 at byte {error.start}", doc_id)
     return validate_text(doc_id, text, source, max_chars)
+
+
+def read_jsonl(
+    handle: IO[bytes], path: str, id_field: str, text_field: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[Optional[ParseResult]]:
+    """Parses a JSONL stream line by line; yields `BLANK_LINE` for blank lines.
+
+    Reads with `readline`, so any file-like object works, Beam's compressed
+    files included (they cannot be iterated).
+    """
+    for number, line in enumerate(iter(handle.readline, b""), start=1):
+        if not line.strip():
+            yield BLANK_LINE
+            continue
+        yield parse_json_line(line.rstrip(b"\r\n"), f"{path}:{number}", id_field, text_field,
+                              max_chars)
+
+
+def read_text(handle: IO[bytes], path: str, max_chars: int = DEFAULT_MAX_CHARS) -> Iterator[ParseResult]:
+    """Parses a whole text file as one document, reading at most what `max_chars` could need.
+
+    UTF-8 takes at most 4 bytes a character, so a file longer than that is too
+    large without being read whole.
+    """
+    limit = 4 * (max_chars + 1) + 3   # + a BOM
+    content = handle.read(limit + 1)
+    if len(content) > limit:
+        yield DeadLetter(path, Reason.TOO_LARGE,
+                         f"more than {limit} bytes > --max-chars {max_chars}", path)
+        return
+    yield parse_text_file(content, path, max_chars)
+
+
+def read_parquet(
+    handle: IO[bytes], path: str, id_field: str, text_field: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[ParseResult]:
+    """Parses a Parquet file row by row, reading only the id and text columns."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(handle)
+    columns = [c for c in (id_field, text_field) if c in parquet.schema_arrow.names]
+    row_number = 0
+    for batch in parquet.iter_batches(columns=columns, batch_size=PARQUET_BATCH_ROWS):
+        for row in batch.to_pylist():
+            yield parse_row(row, f"{path}#row={row_number}", id_field, text_field, max_chars)
+            row_number += 1
+
+
+def read_records(
+    handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[Optional[ParseResult]]:
+    """Documents, dead letters and blank lines of one file in the given format."""
+    if fmt == "jsonl":
+        return read_jsonl(handle, path, id_field, text_field, max_chars)
+    if fmt == "text":
+        return read_text(handle, path, max_chars)
+    if fmt == "parquet":
+        return read_parquet(handle, path, id_field, text_field, max_chars)
+    raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")

@@ -6,21 +6,30 @@ from typing import Sequence
 import numpy as np
 
 from transforms.labels import LabelScheme, decode_spans
-from transforms.records import EncodedDocument, EntitySpan
+from transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
-AGGREGATIONS = ("first", "average", "max")
+
+class Aggregation(Vocabulary):
+    """How a word's label probabilities come from its subwords' (transformers' AggregationStrategy)."""
+
+    FIRST = "first"
+    AVERAGE = "average"
+    MAX = "max"
+
+
+AGGREGATIONS = Aggregation.names()
 
 
 def _aggregate(content_probs: np.ndarray, firsts: np.ndarray, aggregation: str) -> np.ndarray:
     """One probability vector per word that starts in the window."""
-    if aggregation == "first":
+    if aggregation == Aggregation.FIRST:
         return content_probs[firsts]
     # A word's pieces run from its first piece to the next word's first piece.
-    if aggregation == "average":
+    if aggregation == Aggregation.AVERAGE:
         sums = np.add.reduceat(content_probs, firsts, axis=0)
         counts = np.diff(np.append(firsts, content_probs.shape[0]))
         return sums / counts[:, None]
-    if aggregation == "max":
+    if aggregation == Aggregation.MAX:
         confidence = content_probs.max(axis=1)
         bounds = np.append(firsts, content_probs.shape[0])
         picks = [a + int(np.argmax(confidence[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Optional
 
 import numpy as np
@@ -23,11 +24,46 @@ class Document:
         return f"Document(doc_id={self.doc_id!r}, source={self.source!r}, text=<{len(self.text)} chars>)"
 
 
+class Vocabulary(str, Enum):
+    """A closed set of names that are also plain strings (as transformers' AggregationStrategy)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(member.value for member in cls)
+
+
+class DeadLetterReason(Vocabulary):
+    """Why a record is in the dead-letter output: a fixed vocabulary users can filter on."""
+
+    INVALID_UTF8 = "invalid_utf8"
+    INVALID_JSON = "invalid_json"
+    NOT_AN_OBJECT = "not_an_object"
+    ID_NOT_STRING = "id_not_string"
+    MISSING_TEXT = "missing_text"
+    TEXT_NOT_STRING = "text_not_string"
+    EMPTY_TEXT = "empty_text"
+    INVALID_UNICODE = "invalid_unicode"
+    TOO_LARGE = "too_large"
+    UNREADABLE_FILE = "unreadable_file"
+    SEGMENT_ERROR = "segment_error"
+    ENCODE_ERROR = "encode_error"
+    INFERENCE_ERROR = "inference_error"
+    REALIGN_ERROR = "realign_error"
+    REDACT_ERROR = "redact_error"
+
+
+DEAD_LETTER_REASONS = DeadLetterReason.names()
+
+
 @dataclass(frozen=True)
 class DeadLetter:
     """An input record that could not be annotated, and why.
 
-    `reason` is one of `DEAD_LETTER_REASONS`; `detail` never holds document text.
+    `reason` is a `DeadLetterReason` (stored as its plain string); `detail`
+    never holds document text.
     """
 
     source: str
@@ -35,23 +71,8 @@ class DeadLetter:
     detail: str
     doc_id: Optional[str] = None
 
-
-DEAD_LETTER_REASONS = (
-    "invalid_utf8",
-    "invalid_json",
-    "not_an_object",
-    "missing_id",
-    "id_not_string",
-    "missing_text",
-    "text_not_string",
-    "empty_text",
-    "invalid_unicode",
-    "too_large",
-    "unreadable_file",
-    "encode_error",
-    "inference_error",
-    "realign_error",
-)
+    def __post_init__(self):
+        object.__setattr__(self, "reason", DeadLetterReason(self.reason).value)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,22 @@ import hashlib
 import hmac
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
-from transforms.records import EntitySpan, Replacement, SegmentedDocument
+from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
-PLACEHOLDER_STYLES = ("label", "indexed", "pseudonym")
 PSEUDONYM_HEX_DIGITS = 12
+
+
+class PlaceholderStyle(Vocabulary):
+    """How a redacted span is written (one operator each, as Presidio's anonymizer operators)."""
+
+    LABEL = "label"
+    INDEXED = "indexed"
+    PSEUDONYM = "pseudonym"
+
+
+PLACEHOLDER_STYLES = PlaceholderStyle.names()
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,7 @@ class RedactionPolicy:
     def __post_init__(self):
         if self.style not in PLACEHOLDER_STYLES:
             raise ValueError(f"placeholder style must be one of {PLACEHOLDER_STYLES}")
-        if self.style == "pseudonym" and not self.key:
+        if self.style == PlaceholderStyle.PSEUDONYM and not self.key:
             raise ValueError("the pseudonym style needs a secret key")
 
 
@@ -117,6 +127,44 @@ def pseudonym(label: str, surface: str, key: bytes) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()[:PSEUDONYM_HEX_DIGITS]
 
 
+class _Numbering:
+    """Per-document numbers for the indexed style: the same surface form, the same number."""
+
+    def __init__(self):
+        self._numbers: dict[tuple[str, str], int] = {}
+        self._per_label: dict[str, int] = defaultdict(int)
+
+    def number(self, label: str, surface: str) -> int:
+        key = (label, normalize_surface(surface))
+        if key not in self._numbers:
+            self._per_label[label] += 1
+            self._numbers[key] = self._per_label[label]
+        return self._numbers[key]
+
+
+# An operator: (label, surface, policy, numbering) -> placeholder text.
+Operator = Callable[[str, str, "RedactionPolicy", _Numbering], str]
+
+
+def label_placeholder(label: str, surface: str, policy: RedactionPolicy, numbering: _Numbering) -> str:
+    return f"[{label}]"
+
+
+def indexed_placeholder(label: str, surface: str, policy: RedactionPolicy, numbering: _Numbering) -> str:
+    return f"[{label}_{numbering.number(label, surface)}]"
+
+
+def pseudonym_placeholder(label: str, surface: str, policy: RedactionPolicy, numbering: _Numbering) -> str:
+    return f"[{label}_{pseudonym(label, surface, policy.key)}]"
+
+
+OPERATORS: dict[str, Operator] = {
+    PlaceholderStyle.LABEL.value: label_placeholder,
+    PlaceholderStyle.INDEXED.value: indexed_placeholder,
+    PlaceholderStyle.PSEUDONYM.value: pseudonym_placeholder,
+}
+
+
 def redact_text(
     text: str, spans: Sequence[EntitySpan], policy: RedactionPolicy
 ) -> tuple[str, tuple[Replacement, ...]]:
@@ -124,10 +172,10 @@ def redact_text(
 
     Returns the redacted text and each replacement with its offsets in it.
     """
+    operator = OPERATORS[policy.style]
+    numbering = _Numbering()
     pieces: list[str] = []
     replacements: list[Replacement] = []
-    numbers: dict[tuple[str, str], int] = {}
-    per_label: dict[str, int] = defaultdict(int)
     cursor = 0
     length = 0
     for span in sorted(spans, key=lambda s: s.start):
@@ -135,17 +183,7 @@ def redact_text(
             continue
         if span.start < cursor:
             raise ValueError("spans overlap: resolve overlaps before redacting")
-        surface = text[span.start:span.end]
-        if policy.style == "label":
-            placeholder = f"[{span.label}]"
-        elif policy.style == "indexed":
-            key = (span.label, normalize_surface(surface))
-            if key not in numbers:
-                per_label[span.label] += 1
-                numbers[key] = per_label[span.label]
-            placeholder = f"[{span.label}_{numbers[key]}]"
-        else:
-            placeholder = f"[{span.label}_{pseudonym(span.label, surface, policy.key)}]"
+        placeholder = operator(span.label, text[span.start:span.end], policy, numbering)
         before = text[cursor:span.start]
         pieces.append(before)
         length += len(before)

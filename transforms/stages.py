@@ -3,44 +3,26 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Iterable, Optional
+from typing import Any, Iterable, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 
-from models.handler import InferenceFailure
-from transforms.labels import LabelScheme
 from transforms import encode as encode_lib
 from transforms import read as read_lib
+from transforms.labels import LabelScheme
 from transforms.realign import realign
 from transforms.records import (
-    AnnotatedDocument, DeadLetter, Document, EncodedDocument, SegmentedDocument,
-    TaggedDocument,
+    AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
+    InferenceFailure, SegmentedDocument, TaggedDocument,
 )
 from transforms.redact import RedactionPolicy, redact
 from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
-NAMESPACE = "larvatus"
+from transforms.counters import NAMESPACE
 DEAD = "dead_letter"
-INPUT_FORMATS = ("jsonl", "text", "parquet")
-_EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
-               ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
-
-
-def format_for_path(path: str, requested: str = "auto") -> str:
-    """The input format for a file: the one requested, or the one its extension names."""
-    if requested != "auto":
-        return requested
-    name = path.lower()
-    for suffix in (".gz", ".bz2", ".zst", ".deflate"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    for extension, fmt in _EXTENSIONS.items():
-        if name.endswith(extension):
-            return fmt
-    return "text"
 
 
 def count(name: str, value: int = 1) -> None:
@@ -70,6 +52,44 @@ def _safe_detail(error: Exception) -> str:
     return type(error).__name__
 
 
+class Stage(beam.DoFn):
+    """One pipeline step: the template owns timing, failure routing and counting.
+
+    A subclass names its `stage` (the `time_us_<stage>` counter) and its
+    `failure` reason, and writes `step` (the pure call; it may return a
+    DeadLetter) and, if it has any, `count_output`. An exception in `step`
+    dead-letters the element with the exception's type as detail, never its
+    message (messages can quote text).
+    """
+
+    stage: str = ""
+    failure: Reason = Reason.ENCODE_ERROR
+
+    def document_of(self, element) -> Document:
+        raise NotImplementedError
+
+    def step(self, element) -> Union[Any, DeadLetter]:
+        raise NotImplementedError
+
+    def count_output(self, result) -> None:
+        pass
+
+    def process(self, element) -> Iterable:
+        try:
+            with _Timer(self.stage):
+                result = self.step(element)
+        except Exception as error:
+            document = self.document_of(element)
+            yield dead_letter(DeadLetter(
+                document.source, self.failure, _safe_detail(error), document.doc_id))
+            return
+        if isinstance(result, DeadLetter):
+            yield dead_letter(result)
+            return
+        self.count_output(result)
+        yield result
+
+
 class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
@@ -81,146 +101,121 @@ class ReadRecords(beam.DoFn):
 
     def process(self, readable_file) -> Iterable:
         path = readable_file.metadata.path
-        fmt = format_for_path(path, self._format)
+        fmt = read_lib.format_for_path(path, self._format)
         timer = _Timer("read")
         emitted = 0
         try:
-            for result in self._records(readable_file, path, fmt, timer):
-                emitted += 1
-                count("records_in")
-                if isinstance(result, DeadLetter):
-                    yield dead_letter(result)
-                else:
-                    yield result
+            with readable_file.open() as handle:
+                records = read_lib.read_records(
+                    handle, path, fmt, self._id_field, self._text_field, self._max_chars)
+                while True:
+                    with timer:
+                        result = next(records, StopIteration)
+                    if result is StopIteration:
+                        break
+                    if result is read_lib.BLANK_LINE:
+                        count("blank_lines_skipped")
+                        continue
+                    emitted += 1
+                    count("records_in")
+                    yield dead_letter(result) if isinstance(result, DeadLetter) else result
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
-                f"{path}:after-record-{emitted}", "unreadable_file",
+                f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
                 f"{type(error).__name__} after {emitted} records"))
 
-    def _records(self, readable_file, path: str, fmt: str, timer: _Timer):
-        if fmt == "text":
-            with timer:
-                result = read_lib.parse_text_file(readable_file.read(), path, self._max_chars)
-            yield result
-        elif fmt == "jsonl":
-            with readable_file.open() as handle:
-                for number, line in enumerate(handle, start=1):
-                    if not line.strip():
-                        count("blank_lines_skipped")
-                        continue
-                    with timer:
-                        result = read_lib.parse_json_line(
-                            line.rstrip(b"\r\n"), f"{path}:{number}", self._id_field,
-                            self._text_field, self._max_chars)
-                    yield result
-        else:
-            import pyarrow.parquet as pq
 
-            with readable_file.open() as handle:
-                parquet = pq.ParquetFile(handle)
-                columns = [c for c in (self._id_field, self._text_field)
-                           if c in parquet.schema_arrow.names]
-                row_number = 0
-                for batch in parquet.iter_batches(columns=columns, batch_size=1024):
-                    for row in batch.to_pylist():
-                        with timer:
-                            result = read_lib.parse_row(
-                                row, f"{path}#row={row_number}", self._id_field,
-                                self._text_field, self._max_chars)
-                        row_number += 1
-                        yield result
-
-
-class Segment(beam.DoFn):
+class Segment(Stage):
     """Document -> SegmentedDocument (spaCy words with offsets)."""
+
+    stage, failure = "segment", Reason.SEGMENT_ERROR
 
     def setup(self):
         english_tokenizer()  # load spaCy's rules once per worker, not on the first document
 
-    def process(self, document: Document):
-        try:
-            with _Timer("segment"):
-                segmented = segment(document)
-        except Exception as error:
-            yield dead_letter(DeadLetter(
-                document.source, "encode_error", f"segmentation: {_safe_detail(error)}",
-                document.doc_id))
-            return
+    def document_of(self, document: Document) -> Document:
+        return document
+
+    def step(self, document: Document) -> SegmentedDocument:
+        return segment(document)
+
+    def count_output(self, segmented: SegmentedDocument) -> None:
         count("words", segmented.num_words)
-        yield segmented
 
 
-class Encode(beam.DoFn):
+class Encode(Stage):
     """SegmentedDocument -> (source, EncodedDocument), the tokenizer loaded once per DoFn instance."""
 
-    def __init__(self, model_spec, overlap: int, max_length: Optional[int]):
+    stage, failure = "encode", Reason.ENCODE_ERROR
+
+    def __init__(self, model_spec, settings: encode_lib.EncodeSettings):
         self._spec = model_spec
-        self._overlap = overlap
-        self._max_length = max_length
+        self._settings = settings
 
     def setup(self):
         self._tokenizer = self._spec.load_tokenizer()
-        self._settings = self._spec.encode_settings(
-            self._tokenizer, self._overlap, self._max_length)
 
-    def process(self, segmented: SegmentedDocument):
-        document = segmented.document
-        try:
-            with _Timer("encode"):
-                encoded = encode_lib.encode(segmented, self._tokenizer, self._settings)
-        except Exception as error:
-            yield dead_letter(DeadLetter(
-                document.source, "encode_error", _safe_detail(error), document.doc_id))
-            return
+    def document_of(self, segmented: SegmentedDocument) -> Document:
+        return segmented.document
+
+    def step(self, segmented: SegmentedDocument):
+        encoded = encode_lib.encode(segmented, self._tokenizer, self._settings)
+        return segmented.document.source, encoded
+
+    def count_output(self, keyed) -> None:
+        encoded: EncodedDocument = keyed[1]
         count("wordpieces", encoded.num_pieces)
         count("windows", len(encoded.windows))
         count("window_tokens", encoded.num_tokens)
-        yield document.source, encoded
 
 
-class Realign(beam.DoFn):
+class Realign(Stage):
     """(source, PredictionResult) -> TaggedDocument: window merge, word tags, spans."""
+
+    stage, failure = "realign", Reason.REALIGN_ERROR
 
     def __init__(self, scheme: LabelScheme, aggregation: str):
         self._scheme = scheme
         self._aggregation = aggregation
 
-    def process(self, keyed_result):
-        _, result = keyed_result
+    def document_of(self, keyed_result) -> Document:
+        return keyed_result[1].example.segmented.document
+
+    def step(self, keyed_result) -> Union[TaggedDocument, DeadLetter]:
+        result = keyed_result[1]
         encoded: EncodedDocument = result.example
-        document = encoded.segmented.document
         if isinstance(result.inference, InferenceFailure):
-            yield dead_letter(DeadLetter(
-                document.source, "inference_error", result.inference.detail, document.doc_id))
-            return
-        try:
-            with _Timer("realign"):
-                spans = realign(encoded, result.inference, self._scheme, self._aggregation)
-        except Exception as error:
-            yield dead_letter(DeadLetter(
-                document.source, "realign_error", _safe_detail(error), document.doc_id))
-            return
-        yield TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows))
+            document = encoded.segmented.document
+            return DeadLetter(document.source, Reason.INFERENCE_ERROR, result.inference.detail,
+                              document.doc_id)
+        spans = realign(encoded, result.inference, self._scheme, self._aggregation)
+        return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows))
 
 
-class Redact(beam.DoFn):
+class Redact(Stage):
     """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced."""
+
+    stage, failure = "redact", Reason.REDACT_ERROR
 
     def __init__(self, policy: RedactionPolicy):
         self._policy = policy
 
-    def process(self, tagged: TaggedDocument):
-        with _Timer("redact"):
-            entities, text, replacements = redact(tagged.segmented, tagged.entities, self._policy)
-        for entity in entities:
-            count(f"entities_{entity.label}")
-            if entity.propagated:
-                count("entities_propagated")
-        yield AnnotatedDocument(
+    def document_of(self, tagged: TaggedDocument) -> Document:
+        return tagged.segmented.document
+
+    def step(self, tagged: TaggedDocument) -> AnnotatedDocument:
+        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._policy)
+        return AnnotatedDocument(
             document=tagged.segmented.document, entities=entities, redacted_text=text,
             replacements=replacements, num_words=tagged.segmented.num_words,
             num_pieces=tagged.num_pieces, num_windows=tagged.num_windows)
+
+    def count_output(self, annotated: AnnotatedDocument) -> None:
+        for entity in annotated.entities:
+            count(f"entities_{entity.label}")
+            if entity.propagated:
+                count("entities_propagated")
 
 
 class FailedInferenceToDeadLetters(beam.DoFn):
@@ -230,6 +225,6 @@ class FailedInferenceToDeadLetters(beam.DoFn):
         batch, error = failed
         for _, encoded in batch:
             document = encoded.segmented.document
-            yield DeadLetter(document.source, "inference_error", _safe_detail(error),
+            yield DeadLetter(document.source, Reason.INFERENCE_ERROR, _safe_detail(error),
                              document.doc_id)
             count("dead_letter_inference_error")

@@ -1,0 +1,67 @@
+"""The job summary (_SUMMARY.json): Beam counters gathered into counts that add up, entities, timings."""
+from __future__ import annotations
+
+from typing import Any
+
+from transforms.counters import (
+    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
+    RECORDS_OUT, TIME_PREFIX,
+)
+
+INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
+
+
+def query_counters(result) -> dict[str, int]:
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`."""
+    counters: dict[str, int] = {}
+    try:
+        query = result.metrics().query()
+    except Exception:  # a runner without metrics support
+        return counters
+    for counter in query["counters"]:
+        if counter.key.metric.namespace != NAMESPACE:
+            continue
+        value = counter.committed if counter.committed is not None else counter.attempted
+        name = counter.key.metric.name
+        counters[name] = counters.get(name, 0) + int(value or 0)
+    for distribution in query["distributions"]:
+        if distribution.key.metric.name == INFERENCE_LATENCY:
+            value = distribution.committed or distribution.attempted
+            if value is not None:
+                counters["time_us_infer"] = counters.get("time_us_infer", 0) + int(value.sum)
+                counters["inference_batches"] = counters.get("inference_batches", 0) + value.count
+    return counters
+
+
+def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = ()) -> dict[str, int]:
+    return {k[len(prefix):]: v for k, v in sorted(counters.items())
+            if k.startswith(prefix) and k not in skip}
+
+
+def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[str, Any],
+              wall_seconds: float) -> dict:
+    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options."""
+    dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
+    records_in = counters.get(RECORDS_IN, 0)
+    records_out = counters.get(RECORDS_OUT, 0)
+    dead_total = sum(dead.values())
+    return {
+        "records_in": records_in,
+        "records_out": records_out,
+        "dead_lettered": dead_total,
+        "dead_lettered_by_reason": dead,
+        "counts_add_up": records_in == records_out + dead_total,
+        "blank_lines_skipped": counters.get(BLANK_LINES, 0),
+        "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
+        "entities_propagated": counters.get(PROPAGATED, 0),
+        "words": counters.get("words", 0),
+        "wordpieces": counters.get("wordpieces", 0),
+        "windows": counters.get("windows", 0),
+        "window_tokens": counters.get("window_tokens", 0),
+        "stage_seconds": {k: round(v / 1e6, 3)
+                          for k, v in _with_prefix(counters, TIME_PREFIX).items()},
+        "wall_seconds": round(wall_seconds, 3),
+        "model": model,
+        "options": options,
+        "beam_counters": dict(sorted(counters.items())),
+    }
