@@ -1,7 +1,6 @@
 """The Beam graph: read, segment, encode, infer, realign, redact, write."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -11,8 +10,8 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
-from pipeline import schemas
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
+from pipeline import schemas, storage
+from pipeline.layout import ANNOTATIONS_DIR, DEAD_LETTERS_DIR, PARQUET_SUFFIX, PART_PREFIX
 from transforms import stages
 from transforms.encode import EncodeSettings
 from transforms.redact import RedactionPolicy
@@ -40,6 +39,13 @@ class JobConfig:
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
+    input_files: Optional[storage.InputFiles] = None   # base folder, folder mode; None: the pattern as is
+    text_ids: str = "path"      # files read as text: "path" or "hash" (see ReadRecords)
+    key_env: str = ""           # environment variable with the key for text_ids="hash"
+
+    @property
+    def files(self) -> storage.InputFiles:
+        return self.input_files or storage.InputFiles(self.input_pattern, "")
 
     @property
     def window_length(self) -> int:
@@ -99,12 +105,16 @@ class ReadDocuments(beam.PTransform):
 
     def expand(self, pbegin):
         config = self._config
+        files = config.files
+        matched = pbegin | "MatchFiles" >> fileio.MatchFiles(files.pattern)
+        if files.directory:
+            matched = matched | "SkipHidden" >> beam.Filter(storage.keeps_file, files)
         return (
-            pbegin
-            | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
+            matched
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
-                config.input_format, config.id_field, config.text_field, config.max_chars))
+                config.input_format, config.id_field, config.text_field, config.max_chars,
+                base=files.base, file_names=config.text_ids, key_env=config.key_env))
             .with_outputs(stages.DEAD, main="ok"))
 
 
@@ -120,20 +130,25 @@ class ToAnnotationRow(beam.DoFn):
         yield schemas.annotation_row(doc, self._model, self._keep_text)
 
 
-def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
-    """Wires the whole job onto `pipeline`; returns its PCollections by name."""
+def build(pipeline: beam.Pipeline, config: JobConfig, run_dir: str) -> dict:
+    """Wires the whole job onto `pipeline`, writing into `run_dir`; returns its PCollections.
+
+    `run_dir` is the run's temporary folder (`storage.start_run`); the launcher
+    moves its `annotations/` and `dead_letters/` into the output folder once the
+    job has finished.
+    """
     read = pipeline | "ReadDocuments" >> ReadDocuments(config)
     annotated = read.ok | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
+         storage.join(run_dir, ANNOTATIONS_DIR, PART_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         storage.join(run_dir, DEAD_LETTERS_DIR, PART_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

@@ -9,7 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from models.handler import DEVICE_CHOICES
 from models.model_dir import DEFAULT_MODEL_DIR
 from transforms.realign import AGGREGATIONS
-from transforms.read import DEFAULT_MAX_CHARS
+from transforms.read import DEFAULT_MAX_CHARS, FILE_NAMES
 from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
@@ -25,9 +25,12 @@ class LarvatusOptions(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
-        group.add_argument("--input", required=False, help="Input file or glob (required).")
+        group.add_argument("--input", required=False,
+                           help="Input file, glob, or folder (read recursively, skipping names "
+                                "that start with . or _) (required).")
         group.add_argument("--output", required=False,
-                           help="Output directory for Parquet files and _SUMMARY.json (required).")
+                           help="Output folder: annotations/, dead_letters/ and _SUMMARY.json "
+                                "(required).")
         group.add_argument(
             "--input-format", "--input_format", dest="input_format", default="auto",
             choices=("auto", "jsonl", "text", "parquet"),
@@ -39,6 +42,13 @@ class LarvatusOptions(PipelineOptions):
                                 "A record without one takes its source (file:line) as id.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
                            help="Field holding the text (jsonl, parquet). Default: text.")
+        group.add_argument("--text-ids", "--text_ids", dest="text_ids", default="path",
+                           choices=FILE_NAMES,
+                           help="Id and source of a file read as text. path (default): its "
+                                "path relative to the input's base folder; hash: a keyed "
+                                "HMAC-SHA256 of that path (32 hex digits), so that no file "
+                                "name reaches the output; the key is read from "
+                                "--pseudonym-key-env.")
         group.add_argument("--model", default=str(DEFAULT_MODEL_DIR),
                            help="Model directory (default: the embedded English NER model).")
         group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
@@ -86,7 +96,8 @@ class LarvatusOptions(PipelineOptions):
                            help=f"Longer documents are dead-lettered as too_large. "
                                 f"Default: {DEFAULT_MAX_CHARS}.")
         group.add_argument("--overwrite", action="store_true", default=False,
-                           help="Replace Larvatus files already in --output.")
+                           help="Replace a Larvatus run (complete or not) already in --output, "
+                                "once the new run has finished.")
 
 
 def pseudonym_key(options: LarvatusOptions) -> bytes | None:
@@ -101,6 +112,26 @@ def pseudonym_key(options: LarvatusOptions) -> bytes | None:
             f"{options.pseudonym_key_env}=$(openssl rand -hex 32)). Keep it secret: whoever "
             f"holds it can test guesses against the pseudonyms.")
     return key.encode("utf-8")
+
+
+def file_name_key_env(options: LarvatusOptions) -> str:
+    """The environment variable holding the key for --text-ids hash ("" for paths); checked here.
+
+    Workers read the key from the same variable: it is never pickled into the job.
+    """
+    if options.text_ids != "hash":
+        return ""
+    if options.input_format in ("jsonl", "parquet"):
+        raise OptionsError(
+            f"--text-ids hash names files read as text; --input-format {options.input_format} "
+            f"reads none (with jsonl or parquet, ids come from --id-field).")
+    if len(os.environ.get(options.pseudonym_key_env, "")) < 16:
+        raise OptionsError(
+            f"--text-ids hash needs a secret key of at least 16 characters in the environment "
+            f"variable {options.pseudonym_key_env} (for example: export "
+            f"{options.pseudonym_key_env}=$(openssl rand -hex 32)); an unkeyed hash of a file "
+            f"name could be confirmed by guessing the name.")
+    return options.pseudonym_key_env
 
 
 def help_text() -> str:

@@ -1,23 +1,26 @@
 """The job summary (_SUMMARY.json): Beam counters gathered into counts that add up, entities, timings."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from transforms.counters import (
-    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
-    RECORDS_OUT, TIME_PREFIX,
+    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, FILES_READ, NAMESPACE, PROPAGATED,
+    RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )
 
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
 
 
-def query_counters(result) -> dict[str, int]:
-    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`."""
+def query_counters(result) -> Optional[dict[str, int]]:
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`.
+
+    None when the runner cannot be asked (no metrics support, or the query fails).
+    """
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
     except Exception:  # a runner without metrics support
-        return counters
+        return None
     for counter in query["counters"]:
         if counter.key.metric.namespace != NAMESPACE:
             continue
@@ -38,19 +41,32 @@ def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = 
             if k.startswith(prefix) and k not in skip}
 
 
-def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[str, Any],
-              wall_seconds: float) -> dict:
-    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options."""
+def metrics_available(counters: Optional[dict[str, int]]) -> bool:
+    """Whether the runner reported Larvatus's counters: every job reads at least one file."""
+    return bool(counters) and counters.get(FILES_READ, 0) > 0
+
+
+def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
+              options: dict[str, Any], wall_seconds: float) -> dict:
+    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options.
+
+    Without metrics (`counters` None or empty) the counts are null, never zeros,
+    `metrics_available` is false and `counts_add_up` is false: nothing was checked.
+    """
+    available = metrics_available(counters)
+    counters = counters or {}
     dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
-    records_in = counters.get(RECORDS_IN, 0)
-    records_out = counters.get(RECORDS_OUT, 0)
-    dead_total = sum(dead.values())
+    records_in = counters.get(RECORDS_IN, 0) if available else None
+    records_out = counters.get(RECORDS_OUT, 0) if available else None
+    dead_total = sum(dead.values()) if available else None
     return {
+        "metrics_available": available,
         "records_in": records_in,
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
-        "counts_add_up": records_in == records_out + dead_total,
+        "counts_add_up": available and records_in == records_out + dead_total,
+        "files_read": counters.get(FILES_READ, 0),
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),

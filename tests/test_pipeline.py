@@ -109,9 +109,9 @@ def write_hostile_jsonl(path):
     return path
 
 
-def read_parquet(output, prefix):
-    files = sorted(glob.glob(os.path.join(output, prefix + "-*.parquet")))
-    assert files, f"no {prefix} files in {output}"
+def read_parquet(output, folder):
+    files = sorted(glob.glob(os.path.join(output, folder, "part-*.parquet")))
+    assert files, f"no {folder} files in {output}"
     tables = [pq.read_table(f) for f in files]
     return tables[0].schema, [row for t in tables for row in t.to_pylist()]
 
@@ -156,7 +156,7 @@ def test_hostile_input_never_crashes_and_every_record_is_accounted_for(
             assert row["redacted_text"][replacement["start"]:replacement["end"]] == \
                 replacement["placeholder"]
 
-    dead_schema, dead = read_parquet(output, "dead_letter")
+    dead_schema, dead = read_parquet(output, "dead_letters")
     assert dead_schema.equals(schemas.DEAD_LETTER_SCHEMA, check_metadata=False)
     assert len(dead) == summary["dead_lettered"]
     everything = json.dumps(dead) + json.dumps(rows)
@@ -182,7 +182,7 @@ def test_text_and_parquet_inputs_and_keep_text(rigged_model_dir, tmp_path):
     assert summary["dead_lettered_by_reason"] == {"invalid_utf8": 1, "missing_text": 1}
     schema, rows = read_parquet(output, "annotations")
     assert schema.equals(schemas.annotation_schema(keep_text=True), check_metadata=False)
-    texts = {row["id"].rsplit("/", 1)[-1]: row for row in rows}
+    texts = {row["id"]: row for row in rows}   # text ids: paths relative to docs/
     assert texts["one.txt"]["text"] == "Angela Merkel in Paris."
     assert [e["text"] for e in texts["one.txt"]["entities"]] == ["Angela Merkel", "Paris"]
     assert texts["p1"]["redacted_text"] == "[PER] spoke."

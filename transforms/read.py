@@ -1,6 +1,8 @@
 """Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from typing import IO, Any, Iterator, Optional, Union
 
@@ -15,6 +17,39 @@ _EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": 
                ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
 BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
 PARQUET_BATCH_ROWS = 1024
+FILE_NAMES = ("path", "hash")   # how a file is named in `source` (and in text ids)
+FILE_HASH_HEX_DIGITS = 32       # 128 bits: no collision in any corpus
+_FILE_HASH_DOMAIN = b"larvatus-file\x00"  # keeps these HMACs apart from pseudonyms
+
+
+def _relative_bytes(path: str, base: str) -> bytes:
+    name = path[len(base):] if base and path.startswith(base) else path
+    try:
+        return name.encode("utf-8", "surrogateescape")   # the file name's own bytes
+    except UnicodeEncodeError:   # a surrogate that did not come from a byte
+        return name.encode("utf-8", "backslashreplace")
+
+
+def relative_name(path: str, base: str) -> str:
+    """A matched file's name relative to the input's base folder, always valid UTF-8.
+
+    `base` is the non-glob prefix of the input pattern up to its last "/", made
+    absolute at launch, so the name does not depend on how --input was spelled.
+    Bytes of a file name that are not UTF-8 (Python hands them over as lone
+    surrogates) are written as `\\xNN`: a file name is data and never breaks a job.
+    """
+    return _relative_bytes(path, base).decode("utf-8", "backslashreplace")
+
+
+def hashed_name(path: str, base: str, key: bytes) -> str:
+    """A file's keyed name: HMAC-SHA256 of its relative path's bytes, 32 hex digits.
+
+    Stable across runs, machines and spellings of --input under the same key; says
+    nothing about the name to whoever lacks the key (a bare hash of "anna_kowalski.txt"
+    could be confirmed by guessing).
+    """
+    message = _FILE_HASH_DOMAIN + _relative_bytes(path, base)
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:FILE_HASH_HEX_DIGITS]
 
 
 def format_for_path(path: str, requested: str = "auto") -> str:

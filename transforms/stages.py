@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any, Iterable, Union
 
@@ -21,7 +22,7 @@ from transforms.redact import RedactionPolicy, redact
 from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import NAMESPACE
+from transforms.counters import FILES_READ, NAMESPACE
 DEAD = "dead_letter"
 
 
@@ -91,23 +92,53 @@ class Stage(beam.DoFn):
 
 
 class ReadRecords(beam.DoFn):
-    """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
+    """Reads one matched file into Documents; undecodable records go to the dead-letter output.
 
-    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int):
+    A file is named, in `source` and in fallback ids, by its path relative to
+    `base` (the input's base folder), or, for files read as text with
+    `file_names="hash"`, by a keyed hash of that path (`read.hashed_name`) whose
+    key the worker reads from the environment variable `key_env`: the key is
+    never part of the pickled graph.
+    """
+
+    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
+                 base: str = "", file_names: str = "path", key_env: str = ""):
+        if file_names not in read_lib.FILE_NAMES:
+            raise ValueError(f"file_names must be one of {read_lib.FILE_NAMES}, got {file_names!r}")
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
         self._max_chars = max_chars
+        self._base = base
+        self._file_names = file_names
+        self._key_env = key_env
+        self._key = b""
+
+    def setup(self):
+        if self._file_names == "hash":
+            key = os.environ.get(self._key_env, "")
+            if not key:
+                raise RuntimeError(
+                    f"hashed file names need the key in the environment variable "
+                    f"{self._key_env} on every worker")
+            self._key = key.encode("utf-8")
+
+    def name_of(self, path: str, fmt: str) -> str:
+        if fmt == "text" and self._file_names == "hash":
+            return read_lib.hashed_name(path, self._base, self._key)
+        return read_lib.relative_name(path, self._base)
 
     def process(self, readable_file) -> Iterable:
         path = readable_file.metadata.path
         fmt = read_lib.format_for_path(path, self._format)
+        name = self.name_of(path, fmt)
+        count(FILES_READ)
         timer = _Timer("read")
         emitted = 0
         try:
             with readable_file.open() as handle:
                 records = read_lib.read_records(
-                    handle, path, fmt, self._id_field, self._text_field, self._max_chars)
+                    handle, name, fmt, self._id_field, self._text_field, self._max_chars)
                 while True:
                     with timer:
                         result = next(records, StopIteration)
@@ -122,7 +153,7 @@ class ReadRecords(beam.DoFn):
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
-                f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
+                f"{name}:after-record-{emitted}", Reason.UNREADABLE_FILE,
                 f"{type(error).__name__} after {emitted} records"))
 
 
