@@ -15,6 +15,8 @@ from pipeline import schemas
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
 from transforms import stages
 from transforms.encode import EncodeSettings
+from transforms.patterns import PatternSettings
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
@@ -40,6 +42,8 @@ class JobConfig:
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
+    patterns: PatternSettings = PatternSettings(labels=frozenset())
+    decision: Optional[RedactionDecision] = None
 
     @property
     def window_length(self) -> int:
@@ -78,16 +82,22 @@ class AnnotateDocuments(beam.PTransform):
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
         tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation)).with_outputs(
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision)).with_outputs(
                 stages.DEAD, main="ok")
-        annotated = tagged.ok | "Redact" >> beam.ParDo(stages.Redact(config.policy))
+        merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
+            stages.DetectPatterns(config.patterns)).with_outputs(stages.DEAD, main="ok")
+        redacted = merged.ok | "Redact" >> beam.ParDo(stages.Redact(config.policy)).with_outputs(
+            stages.DEAD, main="ok")
+        annotated = redacted.ok | "Audit" >> beam.ParDo(stages.AuditRedacted()).with_outputs(
+            stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
         dead = (
             (segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
+             merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
              failed_inference)
             | "MergeDeadLetters" >> beam.Flatten())
-        return {"annotated": annotated, stages.DEAD: dead}
+        return {"annotated": annotated.ok, stages.DEAD: dead}
 
 
 class ReadDocuments(beam.PTransform):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Sequence
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -10,9 +11,13 @@ from models.handler import DEVICE_CHOICES
 from models.model_dir import DEFAULT_MODEL_DIR
 from transforms.realign import AGGREGATIONS
 from transforms.read import DEFAULT_MAX_CHARS
+from transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
 from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
+DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
+DEFAULT_MODEL_TYPES = ("PER", "LOC", "ORG")
+DEFAULT_REDACT_THRESHOLD = 0.5
 
 
 class OptionsError(ValueError):
@@ -45,8 +50,26 @@ class LarvatusOptions(PipelineOptions):
                            help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
                                 "use it, else CPU. cuda fails at start if CUDA is unusable.")
         group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
-                           default="PER,LOC,ORG",
-                           help="Comma-separated entity types to replace. Default: PER,LOC,ORG.")
+                           default=DEFAULT_LABELS_WORD,
+                           help="What to replace, comma-separated: entity types of the model "
+                                f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(PATTERN_LABELS)}); "
+                                "'default' = PER,LOC,ORG and every pattern label, DATE included; "
+                                "'all' = every model type and pattern label; '-LABEL' removes one "
+                                "(e.g. 'default,-DATE' keeps dates); 'none' turns redaction off "
+                                "(with a warning). Default: default.")
+        group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
+                           type=float, default=DEFAULT_REDACT_THRESHOLD,
+                           help="Recall-first decision: a word is redacted when the model's "
+                                "summed probability of the redacted types reaches this value, "
+                                "whatever its top label (an ORG mistaken for MISC is still "
+                                f"hidden). In (0, 1]; lower hides more. Default: "
+                                f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
+                                "token recall of PER/LOC/ORG >= 0.99; see the model card).")
+        group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
+                           default=",".join(DEFAULT_PHONE_REGIONS),
+                           help="Regions whose national phone formats are recognised (numbers "
+                                "written with +country code are found whatever the region). "
+                                f"Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
         group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
                            help="label: [PER]; indexed: [PER_1], numbered per document, the "
                                 "same surface form getting the same number; pseudonym: "
@@ -87,6 +110,50 @@ class LarvatusOptions(PipelineOptions):
                                 f"Default: {DEFAULT_MAX_CHARS}.")
         group.add_argument("--overwrite", action="store_true", default=False,
                            help="Replace Larvatus files already in --output.")
+
+
+def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[str]:
+    """The labels to redact from the `--redact-labels` grammar.
+
+    Words: `default` (PER, LOC, ORG as far as the model predicts them, else every
+    model type; and every pattern label), `all`, `none`; labels; `-LABEL` removes
+    one. An empty value is an error: turning redaction off must be said (`none`).
+    """
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise OptionsError(
+            f"--redact-labels {value!r} names no label; name labels, or say 'none' to write "
+            "unredacted output on purpose")
+    model_types = tuple(model_types)
+    defaults = [t for t in DEFAULT_MODEL_TYPES if t in model_types] or list(model_types)
+    known = set(model_types) | set(PATTERN_LABELS)
+    chosen: set[str] = set()
+    for item in items:
+        word = item.lower()
+        if word == NO_LABELS_WORD:
+            if len(items) > 1:
+                raise OptionsError("--redact-labels none cannot be combined with other labels")
+            return frozenset()
+        if word == DEFAULT_LABELS_WORD:
+            chosen |= set(defaults) | set(PATTERN_LABELS)
+        elif word == ALL_LABELS_WORD:
+            chosen |= known
+        elif item.startswith("-"):
+            label = item[1:].strip().upper()
+            if label not in known:
+                raise OptionsError(f"--redact-labels cannot remove {label!r}: not a label "
+                                   f"({', '.join(sorted(known))})")
+            chosen.discard(label)
+        elif item.upper() in known:
+            chosen.add(item.upper())
+        else:
+            raise OptionsError(
+                f"--redact-labels names {item!r}, which is neither a type the model predicts "
+                f"({', '.join(model_types)}) nor a pattern label ({', '.join(PATTERN_LABELS)})")
+    if not chosen:
+        raise OptionsError(f"--redact-labels {value!r} leaves nothing to redact; say 'none' "
+                           "if that is what you want")
+    return frozenset(chosen)
 
 
 def pseudonym_key(options: LarvatusOptions) -> bytes | None:

@@ -17,9 +17,13 @@ from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
-from pipeline.options import LarvatusOptions, OptionsError, help_text, pseudonym_key
+from pipeline.options import (
+    LarvatusOptions, OptionsError, help_text, pseudonym_key, resolve_redact_labels,
+)
 from pipeline.summary import query_counters, summarize
 from transforms.encode import default_overlap
+from transforms.patterns import PATTERN_LABELS, PatternSettings
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
@@ -55,11 +59,10 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     if not FileSystems.match([options.input])[0].metadata_list:
         raise OptionsError(f"--input {options.input!r} matches no file")
     spec = load_model_spec(options.model)
-    unknown = set(_split_labels(options.redact_labels)) - set(spec.scheme.entity_types)
-    if unknown:
-        raise OptionsError(
-            f"--redact-labels names {sorted(unknown)}, which the model does not predict; "
-            f"it predicts {list(spec.scheme.entity_types)}")
+    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
+    if not labels:
+        LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
+                    "and identifier of the input")
     window_length = spec.max_length if options.window_length is None else options.window_length
     overlap = default_overlap(window_length) if options.window_overlap is None \
         else options.window_overlap
@@ -71,17 +74,28 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise OptionsError("--max-chars must be positive")
     try:
         policy = RedactionPolicy(
-            labels=frozenset(_split_labels(options.redact_labels)), style=options.placeholder,
+            labels=labels, style=options.placeholder,
             key=pseudonym_key(options), propagate=options.propagate)
     except ValueError as error:
         raise _option_error("--placeholder", error) from error
+    model_types = labels & set(spec.scheme.entity_types)
+    try:
+        decision = RedactionDecision(model_types, options.redact_threshold) if model_types else None
+    except ValueError as error:
+        raise _option_error("--redact-threshold", error) from error
+    try:
+        patterns = PatternSettings(labels=labels & set(PATTERN_LABELS),
+                                   phone_regions=tuple(_split_labels(options.phone_regions)))
+    except ValueError as error:
+        raise _option_error("--phone-regions", error) from error
     config = JobConfig(
         input_pattern=options.input, output_dir=options.output,
         input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
-        aggregation=options.aggregation, policy=policy, keep_text=options.keep_text)
+        aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
+        patterns=patterns, decision=decision)
     try:
         config.handler()
     except ValueError as error:
@@ -97,6 +111,8 @@ def _summary_options(config: JobConfig) -> dict:
     return {
         "input": config.input_pattern, "aggregation": config.aggregation,
         "redact_labels": sorted(config.policy.labels), "placeholder": config.policy.style,
+        "redact_threshold": config.decision.threshold if config.decision else None,
+        "phone_regions": list(config.patterns.phone_regions),
         "propagate": config.policy.propagate, "window_length": config.window_length,
         "window_overlap": config.window_overlap, "keep_text": config.keep_text}
 

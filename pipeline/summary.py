@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from transforms.counters import (
-    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
+    AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
     RECORDS_OUT, TIME_PREFIX,
 )
 
@@ -54,6 +54,10 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),
+        "audit": {
+            "documents_flagged": counters.get(AUDIT_FLAGGED, 0),
+            "findings_by_kind": _with_prefix(counters, AUDIT_PREFIX, skip=(AUDIT_FLAGGED,)),
+        },
         "words": counters.get("words", 0),
         "wordpieces": counters.get("wordpieces", 0),
         "windows": counters.get("windows", 0),

@@ -50,6 +50,11 @@ class RedactionPolicy:
             raise ValueError("the pseudonym style needs a secret key")
 
 
+def is_redacted(span: EntitySpan, labels: frozenset[str]) -> bool:
+    """Whether a span is rewritten: its label is redacted, or a decision marked it (recall-first, patterns)."""
+    return span.redacted or span.label in labels
+
+
 def normalize_surface(surface: str) -> str:
     """The form under which two mentions count as the same name."""
     return " ".join(surface.casefold().split())
@@ -96,7 +101,7 @@ def propagate_mentions(
         while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
             covered[last] = True
             last += 1
-        if span.label in labels and first is not None:
+        if is_redacted(span, labels) and first is not None:
             key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
@@ -179,7 +184,7 @@ def redact_text(
     cursor = 0
     length = 0
     for span in sorted(spans, key=lambda s: s.start):
-        if span.label not in policy.labels:
+        if not is_redacted(span, policy.labels):
             continue
         if span.start < cursor:
             raise ValueError("spans overlap: resolve overlaps before redacting")
@@ -200,11 +205,13 @@ def redact(
 ) -> tuple[tuple[EntitySpan, ...], str, tuple[Replacement, ...]]:
     """Detected spans to final entities and redacted text.
 
-    Returns the resolved entities (propagated mentions included), the redacted
-    text and the replacements.
+    Returns the resolved entities (propagated mentions included; `redacted`
+    set on exactly those that were replaced), the redacted text and the
+    replacements.
     """
     spans = resolve_overlaps(spans)
     if policy.propagate:
         spans = resolve_overlaps(spans + propagate_mentions(segmented, spans, policy.labels))
     text, replacements = redact_text(segmented.document.text, spans, policy)
-    return spans, text, replacements
+    final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
+    return final, text, replacements

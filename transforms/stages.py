@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterable, Union
+from dataclasses import replace
+from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
+from transforms import patterns as patterns_lib
 from transforms import read as read_lib
+from transforms.audit import audit
 from transforms.labels import LabelScheme
-from transforms.realign import realign
+from transforms.realign import RedactionDecision, realign
 from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument,
@@ -21,7 +24,7 @@ from transforms.redact import RedactionPolicy, redact
 from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import NAMESPACE
+from transforms.counters import AUDIT_FLAGGED, AUDIT_PREFIX, NAMESPACE
 DEAD = "dead_letter"
 
 
@@ -175,9 +178,11 @@ class Realign(Stage):
 
     stage, failure = "realign", Reason.REALIGN_ERROR
 
-    def __init__(self, scheme: LabelScheme, aggregation: str):
+    def __init__(self, scheme: LabelScheme, aggregation: str,
+                 decision: Optional[RedactionDecision] = None):
         self._scheme = scheme
         self._aggregation = aggregation
+        self._decision = decision
 
     def document_of(self, keyed_result) -> Document:
         return keyed_result[1].example.segmented.document
@@ -189,8 +194,29 @@ class Realign(Stage):
             document = encoded.segmented.document
             return DeadLetter(document.source, Reason.INFERENCE_ERROR, result.inference.detail,
                               document.doc_id)
-        spans = realign(encoded, result.inference, self._scheme, self._aggregation)
+        spans = realign(encoded, result.inference, self._scheme, self._aggregation,
+                        self._decision)
         return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows))
+
+
+class DetectPatterns(Stage):
+    """TaggedDocument -> TaggedDocument: structured personal data found by pattern recognizers
+    and merged with the model's spans (a pattern span beats an overlapping model span; model
+    spans are cut at line breaks)."""
+
+    stage, failure = "patterns", Reason.PATTERN_ERROR
+
+    def __init__(self, settings: patterns_lib.PatternSettings):
+        self._settings = settings
+
+    def document_of(self, tagged: TaggedDocument) -> Document:
+        return tagged.segmented.document
+
+    def step(self, tagged: TaggedDocument) -> TaggedDocument:
+        text = tagged.segmented.document.text
+        found = patterns_lib.find_patterns(text, self._settings) if self._settings.labels else ()
+        found = tuple(replace(span, redacted=True) for span in found)
+        return replace(tagged, entities=patterns_lib.merge_spans(tagged.entities, found, text))
 
 
 class Redact(Stage):
@@ -216,6 +242,25 @@ class Redact(Stage):
             count(f"entities_{entity.label}")
             if entity.propagated:
                 count("entities_propagated")
+
+
+class AuditRedacted(Stage):
+    """AnnotatedDocument -> AnnotatedDocument with the audit of its redacted text (offsets, never strings)."""
+
+    stage, failure = "audit", Reason.AUDIT_ERROR
+
+    def document_of(self, annotated: AnnotatedDocument) -> Document:
+        return annotated.document
+
+    def step(self, annotated: AnnotatedDocument) -> AnnotatedDocument:
+        return replace(annotated, audit=audit(annotated.redacted_text, annotated.replacements))
+
+    def count_output(self, annotated: AnnotatedDocument) -> None:
+        for kind, value in annotated.audit.counts.items():
+            if value:
+                count(f"{AUDIT_PREFIX}{kind}", value)
+        if annotated.audit.total:
+            count(AUDIT_FLAGGED)
 
 
 class FailedInferenceToDeadLetters(beam.DoFn):
