@@ -103,8 +103,7 @@ def test_larvatus_counts_of_the_first_documents():
     assert (counts["words"], counts["wordpieces"], counts["windows"]) == (6_108, 6_703, 37)
 
 
-@pytest.mark.skipif(not os.environ.get("LARVATUS_BENCH_FULL"),
-                    reason="set LARVATUS_BENCH_FULL=1 (about 10 s of segmentation)")
+@pytest.mark.slow  # about 10 s of segmentation; runs in CI like every slow test
 def test_documented_counts_of_the_240_documents():
     tokenizer, settings = _minilm_settings()
     counts = corpus.count_documents(corpus.make_documents(240, 0)[0], tokenizer, settings)
