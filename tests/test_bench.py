@@ -7,7 +7,6 @@ LARVATUS_BENCH_FULL=1; the fast tests pin the same corpus by its words and diges
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
