@@ -12,6 +12,24 @@ import pyarrow.parquet as pq
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
 
 
+def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
+    """The `count` documents with the most audit findings (ties in file order), with their rows.
+
+    Ranks on the audit column alone, then reads only the chosen rows' text.
+    """
+    ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
+    for file_index, path in enumerate(files):
+        table = pq.read_table(path, columns=["audit"])
+        findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
+        ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
+    chosen = sorted(ranked)[:count]
+    out = []
+    for negative, file_index, row in chosen:
+        table = pq.read_table(files[file_index], columns=["id", "redacted_text"])
+        out.append((-negative, table.slice(row, 1).to_pylist()[0]))
+    return out
+
+
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     """A short, shareable report of a finished job."""
     with open(os.path.join(output_dir, SUMMARY_NAME), encoding="utf-8") as handle:
@@ -30,17 +48,17 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
         f"{summary['windows']}, wall time {summary['wall_seconds']} s",
         "",
     ]
-    shown = 0
-    for path in files:
-        for row in pq.read_table(path, columns=["id", "redacted_text"]).to_pylist():
-            if shown == examples:
-                break
-            text = row["redacted_text"]
-            snippet = text if len(text) <= width else text[:width] + " ..."
-            lines.append(f"[{row['id']}]")
-            lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
-            lines.append("")
-            shown += 1
+    audit = summary.get("audit", {})
+    if audit:
+        lines.append(f"audit: {audit.get('documents_flagged', 0)} document(s) with findings "
+                     f"{audit.get('findings_by_kind', {})}; riskiest first:")
+        lines.append("")
+    for findings, row in riskiest(files, examples):
+        text = row["redacted_text"]
+        snippet = text if len(text) <= width else text[:width] + " ..."
+        lines.append(f"[{row['id']}] audit findings: {findings}")
+        lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -196,3 +196,16 @@ def test_a_pattern_span_beats_the_model_and_no_model_span_crosses_a_line():
     merged = merge_spans((EntitySpan(0, 9, "PER", 0.9),), (EntitySpan(0, 9, "EMAIL", 1.0, redacted=True),), email)
     assert [(s.label) for s in merged] == ["EMAIL"]
     del segmented
+
+
+def test_show_lists_the_riskiest_documents_first(tmp_path):
+    import pyarrow as pa
+
+    from pipeline.show import riskiest
+
+    rows = [{"id": i, "redacted_text": t, "audit": {"findings": f}}
+            for i, t, f in (("calm", "[PER] left.", 0), ("leaky", "Smith and Jones", 2),
+                            ("some", "Smith left", 1))]
+    path = tmp_path / "annotations-0.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    assert [(f, row["id"]) for f, row in riskiest([str(path)], 2)] == [(2, "leaky"), (1, "some")]
