@@ -44,6 +44,9 @@ class JobConfig:
     keep_text: bool
     patterns: PatternSettings = PatternSettings(labels=frozenset())
     decision: Optional[RedactionDecision] = None
+    processes_per_machine: int = 1
+    model_copies: Optional[int] = None
+    large_model: bool = False
 
     @property
     def window_length(self) -> int:
@@ -60,7 +63,9 @@ class JobConfig:
     def handler(self) -> OnnxTokenClassifierHandler:
         return OnnxTokenClassifierHandler(
             self.spec, device=self.device, batch_tokens=self.batch_tokens,
-            intra_op_threads=self.intra_op_threads)
+            intra_op_threads=self.intra_op_threads,
+            processes_per_machine=self.processes_per_machine,
+            model_copies=self.model_copies, large_model=self.large_model)
 
 
 class AnnotateDocuments(beam.PTransform):
@@ -133,7 +138,10 @@ class ToAnnotationRow(beam.DoFn):
 def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     """Wires the whole job onto `pipeline`; returns its PCollections by name."""
     read = pipeline | "ReadDocuments" >> ReadDocuments(config)
-    annotated = read.ok | "Annotate" >> AnnotateDocuments(config)
+    # Reading a file is not splittable, so without this one worker would annotate every
+    # document of a file; after it, documents spread over all workers.
+    documents = read.ok | "SpreadDocuments" >> beam.Reshuffle()
+    annotated = documents | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))

@@ -8,11 +8,14 @@ from typing import Sequence
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from models.handler import DEVICE_CHOICES
-from models.model_dir import DEFAULT_MODEL_DIR
+from models.model_dir import EMBEDDED_DEFAULT
 from transforms.realign import AGGREGATIONS
 from transforms.read import DEFAULT_MAX_CHARS
 from transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
-from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
+from transforms.redact import (
+    MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
+)
+from transforms.stages import read_secret_file
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
@@ -44,8 +47,13 @@ class LarvatusOptions(PipelineOptions):
                                 "A record without one takes its source (file:line) as id.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
                            help="Field holding the text (jsonl, parquet). Default: text.")
-        group.add_argument("--model", default=str(DEFAULT_MODEL_DIR),
-                           help="Model directory (default: the embedded English NER model).")
+        group.add_argument("--model", default=EMBEDDED_DEFAULT,
+                           help="Model directory: a local path or any Beam filesystem "
+                                "(gs://, s3://, hdfs://...). Workers copy it once per "
+                                "process into a local cache ($LARVATUS_CACHE, else "
+                                "~/.cache/larvatus) and check its sha256 against the "
+                                f"launcher's. Default: {EMBEDDED_DEFAULT}, the English NER "
+                                "model inside the installed Larvatus package.")
         group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
                            help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
                                 "use it, else CPU. cuda fails at start if CUDA is unusable.")
@@ -78,7 +86,13 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--pseudonym-key-env", "--pseudonym_key_env",
                            dest="pseudonym_key_env", default=DEFAULT_KEY_ENV,
                            help=f"Environment variable holding the secret key for "
-                                f"--placeholder pseudonym. Default: {DEFAULT_KEY_ENV}.")
+                                f"--placeholder pseudonym, read by each worker (never sent "
+                                f"in the job). Default: {DEFAULT_KEY_ENV}.")
+        group.add_argument("--pseudonym-key-file", "--pseudonym_key_file",
+                           dest="pseudonym_key_file", default=None,
+                           help="Instead of --pseudonym-key-env: a file holding the key (a "
+                                "mounted secret, or gs://, s3://... readable by the workers), "
+                                "read by each worker; surrounding whitespace is ignored.")
         group.add_argument("--no-propagate", "--no_propagate", dest="propagate",
                            action="store_false", default=True,
                            help="Do not redact other occurrences of a redacted surface form.")
@@ -99,7 +113,21 @@ class LarvatusOptions(PipelineOptions):
                                 "65536 on CUDA.")
         group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
                            type=int, default=0,
-                           help="ONNX Runtime threads per worker (0: its default, all cores).")
+                           help="ONNX Runtime threads per model session. 0 (default): the "
+                                "machine's cores split between the sessions on it: all for "
+                                "one process, cores/N for N processes "
+                                "(--direct_num_workers, --sdk_worker_parallelism) or N "
+                                "--model-copies, 1 on Dataflow (one process per vCPU).")
+        group.add_argument("--model-copies", "--model_copies", dest="model_copies",
+                           type=int, default=None,
+                           help="Load exactly this many model copies per machine, shared by "
+                                "all its worker processes (Beam RunInference's model_copies). "
+                                "Default: one copy per process. 1 suits a GPU worker.")
+        group.add_argument("--large-model", "--large_model", dest="large_model",
+                           action="store_true", default=False,
+                           help="Share one model copy per machine across its worker "
+                                "processes (Beam RunInference's large_model), for models too "
+                                "big to load once per process.")
         group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
                            default=False,
                            help="Also write the original text and entity surface strings. Off "
@@ -156,18 +184,30 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
     return frozenset(chosen)
 
 
-def pseudonym_key(options: LarvatusOptions) -> bytes | None:
-    """The secret for pseudonyms, read from the environment, or an error that says how to set it."""
+def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
+    """Where workers will read the pseudonym key, checked now so that a missing key fails at start.
+
+    Only the reference (a variable's name, a file's path) goes into the job;
+    the key itself never does.
+    """
     if options.placeholder != PlaceholderStyle.PSEUDONYM:
         return None
-    key = os.environ.get(options.pseudonym_key_env, "")
-    if len(key) < 16:
+    if options.pseudonym_key_file:
+        source = KeySource(file=options.pseudonym_key_file)
+        advice = (f"write one with: openssl rand -hex 32 > {options.pseudonym_key_file}")
+    else:
+        source = KeySource(env=options.pseudonym_key_env)
+        advice = (f"for example: export {options.pseudonym_key_env}=$(openssl rand -hex 32), "
+                  f"or use --pseudonym-key-file")
+    try:
+        source.load(read_secret_file)
+    except SecretKeyError as error:
         raise OptionsError(
-            f"--placeholder pseudonym needs a secret key of at least 16 characters in the "
-            f"environment variable {options.pseudonym_key_env} (for example: export "
-            f"{options.pseudonym_key_env}=$(openssl rand -hex 32)). Keep it secret: whoever "
-            f"holds it can test guesses against the pseudonyms.")
-    return key.encode("utf-8")
+            f"--placeholder pseudonym needs a secret key of at least {MIN_KEY_CHARS} "
+            f"characters in the {source.describe()} ({error}; {advice}). Keep it secret: "
+            f"whoever holds it can test guesses against the pseudonyms. Workers read it "
+            f"themselves, so it must be readable there too.") from error
+    return source
 
 
 def help_text() -> str:

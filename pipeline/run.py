@@ -11,14 +11,16 @@ from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import (
+    DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
+)
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
 from pipeline.options import (
-    LarvatusOptions, OptionsError, help_text, pseudonym_key, resolve_redact_labels,
+    LarvatusOptions, OptionsError, help_text, pseudonym_key_source, resolve_redact_labels,
 )
 from pipeline.summary import query_counters, summarize
 from transforms.encode import default_overlap
@@ -75,7 +77,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     try:
         policy = RedactionPolicy(
             labels=labels, style=options.placeholder,
-            key=pseudonym_key(options), propagate=options.propagate)
+            key_source=pseudonym_key_source(options), propagate=options.propagate)
     except ValueError as error:
         raise _option_error("--placeholder", error) from error
     model_types = labels & set(spec.scheme.entity_types)
@@ -95,12 +97,43 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
-        patterns=patterns, decision=decision)
+        patterns=patterns, decision=decision,
+        processes_per_machine=processes_per_machine(options),
+        model_copies=options.model_copies, large_model=options.large_model)
     try:
         config.handler()
     except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads", error) from error
+        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
     return config
+
+
+def processes_per_machine(options: PipelineOptions) -> int:
+    """SDK worker processes the chosen runner starts on each machine (0: one per core).
+
+    DirectRunner: --direct_num_workers in multi_processing mode (0 there means
+    one per core), else 1. Dataflow: one per vCPU unless the
+    no_use_multiple_sdk_containers experiment asks for one. Portable runners
+    (Flink, Spark, PortableRunner): --sdk_worker_parallelism (0: the runner
+    decides, counted as one per core). The handler splits the cores between them.
+    """
+    standard = options.view_as(StandardOptions)
+    runner = standard.runner if isinstance(standard.runner, str) else \
+        type(standard.runner).__name__ if standard.runner else "DirectRunner"
+    runner = runner.rsplit(".", 1)[-1]
+    if runner in ("DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
+                  "FnApiRunner", "TestDirectRunner"):
+        direct = options.view_as(DirectOptions)
+        if direct.direct_running_mode == "multi_processing":
+            return direct.direct_num_workers if direct.direct_num_workers is not None else 1
+        return 1
+    if runner in ("DataflowRunner", "TestDataflowRunner"):
+        experiments = options.view_as(DebugOptions).experiments or []
+        return 1 if "no_use_multiple_sdk_containers" in experiments else 0
+    parallelism = options.view_as(PortableOptions).sdk_worker_parallelism
+    try:
+        return max(0, int(parallelism))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _split_labels(value: str) -> list[str]:
@@ -122,6 +155,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     argv = list(sys.argv[1:] if argv is None else argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
+    FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
     prepare_output(config.output_dir, options.overwrite)
     # Load the model once here too: a broken model fails now, not on a worker.

@@ -11,3 +11,4 @@ BLANK_LINES = "blank_lines_skipped"
 PROPAGATED = "entities_propagated"
 AUDIT_PREFIX = "audit_"
 AUDIT_FLAGGED = "audit_documents_flagged"
+WORKER_PROCESSES = "worker_processes"   # processes that annotated at least one document

@@ -4,8 +4,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
+import os
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
@@ -24,6 +25,60 @@ class PlaceholderStyle(Vocabulary):
 PLACEHOLDER_STYLES = PlaceholderStyle.names()
 
 
+MIN_KEY_CHARS = 16
+
+
+class SecretKeyError(ValueError):
+    """The pseudonym key cannot be read where it should be; the message says where and why."""
+
+
+def _read_local_file(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+@dataclass(frozen=True)
+class KeySource:
+    """Where the pseudonym key is read, by each process that needs it; it holds no secret.
+
+    Exactly one of `env` (an environment variable's name) or `file` (a path the
+    reader can open: a mounted secret, or any Beam filesystem with a reader that
+    supports it). A file's surrounding whitespace (its trailing newline) is
+    ignored, so `openssl rand -hex 32 > key` and `export KEY=$(cat key)` give the
+    same key.
+    """
+
+    env: Optional[str] = None
+    file: Optional[str] = None
+
+    def __post_init__(self):
+        if (self.env is None) == (self.file is None):
+            raise ValueError("a key source is either an environment variable or a file")
+
+    def describe(self) -> str:
+        return f"environment variable {self.env}" if self.env else f"file {self.file}"
+
+    def load(self, read_file: Callable[[str], bytes] = _read_local_file) -> bytes:
+        """The key's bytes, or a SecretKeyError that never quotes the key."""
+        if self.env:
+            value = os.environ.get(self.env)
+            if value is None:
+                raise SecretKeyError(f"the pseudonym key's {self.describe()} is not set")
+            key = value.encode("utf-8")
+        else:
+            try:
+                key = read_file(self.file).strip()
+            except Exception as error:
+                raise SecretKeyError(
+                    f"cannot read the pseudonym key's {self.describe()}: "
+                    f"{type(error).__name__}") from error
+        if len(key) < MIN_KEY_CHARS:
+            raise SecretKeyError(
+                f"the pseudonym key in the {self.describe()} is shorter than "
+                f"{MIN_KEY_CHARS} characters")
+        return key
+
+
 @dataclass(frozen=True)
 class RedactionPolicy:
     """What to redact and how.
@@ -34,20 +89,38 @@ class RedactionPolicy:
         same surface form getting the same number) or "pseudonym" ([PER_3f9a...],
         an HMAC-SHA256 of the surface form under a secret key, stable across
         documents and runs that share the key).
-      key: the secret for "pseudonym"; never a plain hash.
+      key: the secret for "pseudonym"; never a plain hash. A policy holding it
+        refuses to be pickled, so it cannot ride inside a job graph: jobs give
+        `key_source` instead and each worker loads the key (`with_key`).
       propagate: redact every other occurrence of a redacted surface form.
+      key_source: where workers read the key (an environment variable or a file).
     """
 
     labels: frozenset[str]
     style: str = "label"
-    key: Optional[bytes] = None
+    key: Optional[bytes] = field(default=None, repr=False)
     propagate: bool = True
+    key_source: Optional[KeySource] = None
 
     def __post_init__(self):
         if self.style not in PLACEHOLDER_STYLES:
             raise ValueError(f"placeholder style must be one of {PLACEHOLDER_STYLES}")
-        if self.style == PlaceholderStyle.PSEUDONYM and not self.key:
+        if self.style == PlaceholderStyle.PSEUDONYM and not self.key and self.key_source is None:
             raise ValueError("the pseudonym style needs a secret key")
+
+    def with_key(self, read_file: Callable[[str], bytes] = _read_local_file) -> "RedactionPolicy":
+        """This policy with its key loaded from `key_source`, where a style needs one."""
+        if self.style != PlaceholderStyle.PSEUDONYM or self.key:
+            return self
+        return replace(self, key=self.key_source.load(read_file))
+
+    def __getstate__(self):
+        if self.key:
+            raise TypeError(
+                "a RedactionPolicy holding the pseudonym key must not be pickled: it would "
+                "travel inside the job graph. Give it a key_source (an environment variable "
+                "or a file) and load the key on the worker with with_key().")
+        return self.__dict__.copy()
 
 
 def is_redacted(span: EntitySpan, labels: frozenset[str]) -> bool:
@@ -177,6 +250,8 @@ def redact_text(
 
     Returns the redacted text and each replacement with its offsets in it.
     """
+    if policy.style == PlaceholderStyle.PSEUDONYM and not policy.key:
+        raise ValueError("the pseudonym key is not loaded: use policy.with_key() first")
     operator = OPERATORS[policy.style]
     numbering = _Numbering()
     pieces: list[str] = []

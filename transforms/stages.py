@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
 import time
 from dataclasses import replace
 from typing import Any, Iterable, Optional, Union
@@ -20,11 +23,11 @@ from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
-from transforms.redact import RedactionPolicy, redact
+from transforms.redact import RedactionPolicy, SecretKeyError, redact
 from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import AUDIT_FLAGGED, AUDIT_PREFIX, NAMESPACE
+from transforms.counters import AUDIT_FLAGGED, AUDIT_PREFIX, NAMESPACE, WORKER_PROCESSES
 DEAD = "dead_letter"
 
 
@@ -129,6 +132,26 @@ class ReadRecords(beam.DoFn):
                 f"{type(error).__name__} after {emitted} records"))
 
 
+_WORKING = threading.Lock()
+_working_pid: Optional[int] = None
+
+
+def note_working_process() -> None:
+    """Counts this process in `worker_processes` the first time it annotates a document.
+
+    The counter sums over processes, so the summary shows how many of them
+    actually took part (after the Reshuffle, documents spread over workers).
+    """
+    global _working_pid
+    if _working_pid == os.getpid():
+        return
+    with _WORKING:
+        if _working_pid != os.getpid():
+            _working_pid = os.getpid()
+            count(WORKER_PROCESSES)
+            LOG.info("Larvatus worker %s is annotating documents", _this_worker())
+
+
 class Segment(Stage):
     """Document -> SegmentedDocument (spaCy words with offsets)."""
 
@@ -141,6 +164,7 @@ class Segment(Stage):
         return document
 
     def step(self, document: Document) -> SegmentedDocument:
+        note_working_process()
         return segment(document)
 
     def count_output(self, segmented: SegmentedDocument) -> None:
@@ -219,19 +243,49 @@ class DetectPatterns(Stage):
         return replace(tagged, entities=patterns_lib.merge_spans(tagged.entities, found, text))
 
 
+def read_secret_file(path: str) -> bytes:
+    """A secret file's bytes through Beam's FileSystems (a local path, gs://, s3://...)."""
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        return handle.read()
+
+
+def _this_worker() -> str:
+    return f"{socket.gethostname()} (pid {os.getpid()})"
+
+
 class Redact(Stage):
-    """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced."""
+    """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced.
+
+    The policy in the graph says where the pseudonym key lives, never the key:
+    each worker reads it in `setup` (an environment variable or a secret file).
+    """
 
     stage, failure = "redact", Reason.REDACT_ERROR
 
     def __init__(self, policy: RedactionPolicy):
         self._policy = policy
+        self._loaded = None
+
+    def setup(self):
+        try:
+            self._loaded = self._policy.with_key(read_secret_file)
+        except SecretKeyError as error:
+            raise SecretKeyError(
+                f"on worker {_this_worker()}: {error}. The launcher found the key, but "
+                f"workers read it themselves: make the "
+                f"{self._policy.key_source.describe()} available to the worker processes "
+                f"(see the README, 'Running at scale').") from error
 
     def document_of(self, tagged: TaggedDocument) -> Document:
         return tagged.segmented.document
 
     def step(self, tagged: TaggedDocument) -> AnnotatedDocument:
-        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._policy)
+        if self._loaded is None:
+            self.setup()
+        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._loaded)
         return AnnotatedDocument(
             document=tagged.segmented.document, entities=entities, redacted_text=text,
             replacements=replacements, num_words=tagged.segmented.num_words,
