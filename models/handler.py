@@ -146,15 +146,16 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         cores // N for N processes (DirectRunner multi_processing, Flink's
         sdk_worker_parallelism) or N shared copies, 1 when the runner starts one
         process per core (Dataflow). Spinning (busy-waiting threads, ONNX
-        Runtime's default) is turned off whenever sessions share cores, where it
-        burns the time the others need. 0 threads: ONNX Runtime's own default
+        Runtime's default) is turned off whenever sessions or processes share
+        cores, where it burns the time the others need. 0 threads: ONNX Runtime's own default
         (one per physical core), for a lone session.
         """
         cores = cores or available_cores()
         sessions = max(1, self.sessions_per_machine(cores))
+        alone = sessions == 1 and (self._processes_per_machine or cores) == 1
         if self._intra_op_threads:
-            return self._intra_op_threads, sessions == 1 and self._intra_op_threads >= cores
-        if sessions == 1:
+            return self._intra_op_threads, alone and self._intra_op_threads >= cores
+        if alone:
             return 0, True   # ONNX Runtime's default: one thread per physical core
         return max(1, cores // sessions), False
 
