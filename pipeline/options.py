@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Sequence
 
 from apache_beam.options.pipeline_options import PipelineOptions
