@@ -272,6 +272,8 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
                            "sep": tokenizer.sep_token or "[SEP]"},
         "onnx": onnx,
         "files": files,
+        "dynamic_quantization": sorted(name for precision, name in files.items()
+                                       if precision == "int8"),
         "parity": parity,
         "checkpoint": str(checkpoint),
     }

@@ -36,6 +36,7 @@ class LoadedModel:
     num_labels: int
     batch_tokens: int
     io_binding: bool = False
+    windows_per_call: Optional[int] = None   # 1 for dynamically quantized graphs
 
     def predict(self, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces.
@@ -44,7 +45,7 @@ class LoadedModel:
         (`--large-model`, `--model-copies`: Beam hands out a proxy to it) does the
         whole batched loop in its own process, in one call per batch of documents.
         """
-        return run_in_batches(windows, self.batch_tokens, self.run)
+        return run_in_batches(windows, self.batch_tokens, self.run, self.windows_per_call)
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         """Logits for one padded batch.
@@ -216,8 +217,9 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                  threads or "ONNX Runtime's default", "on" if spinning else "off")
         batch_tokens = self._batch_tokens or (
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
+        per_window = self._spec.onnx_files[device] in self._spec.batch_dependent_files
         return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
-                           io_binding=device == "cuda")
+                           io_binding=device == "cuda", windows_per_call=1 if per_window else None)
 
     def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces (through a proxy when shared)."""

@@ -74,6 +74,9 @@ class ModelSpec:
     onnx_files: dict[str, str] = field(hash=False)
     sha256: str = ""
     files: tuple[str, ...] = ()
+    # ONNX files whose outputs depend on their batch mates (dynamic int8 quantization): the
+    # handler runs them one window a call, so that a document's rows never depend on batching.
+    batch_dependent_files: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -194,7 +197,17 @@ def _check_directory(path: Path, label: str) -> dict:
         name=str(config.get("name", path.name)), labels=labels, max_length=max_length,
         type_ids=type_ids, cls_token=special.get("cls", "[CLS]"),
         sep_token=special.get("sep", "[SEP]"), onnx_files=onnx, files=files,
-        sha256=hash_model_files(path, files))
+        sha256=hash_model_files(path, files),
+        batch_dependent_files=_batch_dependent_files(config, onnx))
+
+
+def _batch_dependent_files(config: dict, onnx: dict[str, str]) -> tuple[str, ...]:
+    """Files exported with dynamic quantization: listed by `models.export`, or, for older
+    model directories that do not say, any `int8` file not marked static."""
+    listed = config.get("dynamic_quantization")
+    if listed is not None:
+        return tuple(sorted(str(name) for name in listed))
+    return tuple(sorted({f for f in onnx.values() if "int8" in f and "static" not in f}))
 
 
 def load_model_spec(model_dir: str | os.PathLike = EMBEDDED_DEFAULT) -> ModelSpec:

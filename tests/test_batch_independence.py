@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.run import run
-from tests.rows import differing, embedded_model_is_batch_dependent, read_rows
+from tests.rows import differing, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
@@ -61,10 +61,5 @@ def test_rows_do_not_depend_on_batching_with_an_fp32_model(rigged_fp32_model_dir
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    embedded_model_is_batch_dependent(), strict=True,
-    reason="the embedded int8 model is dynamically quantized: activation scales are computed "
-           "per batch, so a window's tags depend on its batch mates (issue 9, item 5); "
-           "replacing models/default with a batch-independent model turns this into a plain test")
 def test_rows_do_not_depend_on_batching_with_the_embedded_model(tmp_path):
     assert_batch_independent(batching_variants(tmp_path, "embedded:default", "256"))

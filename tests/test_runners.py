@@ -16,13 +16,12 @@ import socket
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
 
 from pipeline.run import run
-from tests.rows import differing, embedded_model_is_batch_dependent, read_rows
+from tests.rows import differing, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
@@ -228,12 +227,7 @@ def test_embedded_model_on_a_worker_that_cannot_see_the_launchers_checkout(
     rows = read_rows(output)
     assert set(rows) == set(expected) and len(rows) == 36
     assert summary(output)["model"]["path"] == "embedded:default"
-    differ = differing(rows, expected)
-    if embedded_model_is_batch_dependent():
-        warnings.warn(f"embedded int8 model: {len(differ)} of {len(rows)} documents differ "
-                      f"between the DirectRunner and the external worker pool: {differ}")
-    else:
-        assert differ == []
+    assert differing(rows, expected) == []
 
 
 def test_a_model_path_only_the_launcher_can_see_fails_on_the_worker_with_a_clear_error(
