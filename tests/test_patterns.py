@@ -556,7 +556,8 @@ def _fake_recognizers(monkeypatch, spans_by_label):
 
 
 @pytest.mark.parametrize("winner, loser", [
-    (EntitySpan(5, 20, "IBAN", 1.0), EntitySpan(0, 25, "PHONE", 0.95)),    # specific beats long
+    (EntitySpan(0, 25, "PHONE", 0.95), EntitySpan(5, 20, "IBAN", 1.0)),    # a container hides all
+    (EntitySpan(0, 15, "PHONE", 0.95), EntitySpan(3, 15, "ID", 1.0)),      # "+1 305 614 9207"
     (EntitySpan(0, 16, "CARD", 1.0), EntitySpan(5, 19, "PHONE", 0.95)),
     (EntitySpan(0, 10, "DATE", 0.95), EntitySpan(3, 18, "PHONE", 0.95)),
     (EntitySpan(0, 16, "EMAIL", 0.9), EntitySpan(5, 16, "URL", 0.9)),      # same tier: longer

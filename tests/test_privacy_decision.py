@@ -209,3 +209,10 @@ def test_show_lists_the_riskiest_documents_first(tmp_path):
     path = tmp_path / "annotations-0.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
     assert [(f, row["id"]) for f, row in riskiest([str(path)], 2)] == [(2, "leaky"), (1, "some")]
+
+
+def test_punctuation_alone_is_never_an_entity():
+    doc = _document("- and -", [(0, 1), (2, 5), (6, 7)])
+    probs = [_probs([{"B-PER": 0.9}, {}, {"B-PER": 0.9}])]
+    assert realign(doc, probs, SCHEME) == ()
+    assert realign(doc, probs, SCHEME, decision=RedactionDecision(frozenset({"PER"}), 0.3)) == ()

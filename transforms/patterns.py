@@ -777,7 +777,8 @@ RECOGNIZERS: Mapping[str, Recognizer] = MappingProxyType({
     "CODE": recognize_codes,
 })
 
-# Where pattern spans overlap, the lower tier wins, then the longer span, then the higher
+# A span strictly inside a longer one is dropped first (`_drop_contained`). Where pattern
+# spans still overlap, the lower tier wins, then the longer span, then the higher
 # score: validated kinds first (an IBAN or card beats the phone number inside it, an email
 # the handle or URL inside it, a URL the date or IP in its path), then dates (phone
 # matchers like digit groups), then cue-anchored codes, phones, and handles last.
@@ -802,7 +803,22 @@ def find_patterns(text: str,
     spans = [span for label in PATTERN_LABELS if label in settings.labels
              for span in RECOGNIZERS[label](text, settings) if _is_tight(text, span)]
     return tuple(_keep_disjoint(
-        spans, key=lambda s: (_TIER[s.label], -len(s), -s.score, s.start, s.end)))
+        _drop_contained(spans), key=lambda s: (_TIER[s.label], -len(s), -s.score, s.start, s.end)))
+
+
+def _drop_contained(spans: list[EntitySpan]) -> list[EntitySpan]:
+    """Drops spans lying strictly inside a longer one, whatever their tiers: the container
+    hides every character ("+1 305 614 9207" read as a phone and its last ten digits as an
+    NHS number must not leave "+1" visible)."""
+    kept: list[EntitySpan] = []
+    reach = -1
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if span.end <= reach and not any(k.start == span.start and k.end == span.end
+                                         for k in kept[-1:]):
+            continue
+        kept.append(span)
+        reach = max(reach, span.end)
+    return kept
 
 
 def recognize(segmented: SegmentedDocument,

@@ -165,18 +165,25 @@ def realign(
     is marked `redacted` when its type is redacted or any of its words reaches
     the recall-first threshold.
     """
+    text = encoded.segmented.document.text
     if decision is None:
         labels, scores = word_predictions(encoded, window_probs, aggregation)
-        return decode_entities(encoded, labels, scores, scheme)
+        return _with_content(decode_entities(encoded, labels, scores, scheme), text)
     probs, predicted = word_probabilities(encoded, window_probs, aggregation)
     labels, flagged = decide_redaction(probs, predicted, scheme, decision)
     scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     tags = [scheme.tags[i] if i >= 0 else None for i in labels.tolist()]
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
-    return tuple(
+    return _with_content(tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
             score=float(scores[first:last].mean()),
             redacted=entity in decision.types or bool(flagged[first:last].any()))
-        for first, last, entity in decode_spans(tags))
+        for first, last, entity in decode_spans(tags)), text)
+
+
+def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:
+    """Drops spans without a letter or digit: a lone "-" tagged as a name names nobody, and
+    redacting it would spread to every other "-" by propagation."""
+    return tuple(s for s in spans if any(c.isalnum() for c in text[s.start:s.end]))
