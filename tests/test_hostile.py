@@ -1,0 +1,133 @@
+"""Regression tests for the hostile run of issue 8: each numbered item fails before its fix."""
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from transforms.chars import normalize_surface
+from transforms.records import Document, EntitySpan
+from transforms.redact import (
+    RedactionPolicy, propagate_mentions, pseudonym, redact, redact_text, resolve_overlaps)
+from transforms.segment import segment, segment_words
+
+REDACTED = frozenset({"PER", "LOC", "ORG"})
+KEY = b"k" * 32
+
+
+def seg(text):
+    return segment(Document("d", text, "src"))
+
+
+def words_of(text):
+    starts, ends = segment_words(text)
+    return [text[s:e] for s, e in zip(starts, ends)]
+
+
+def span_of(text, surface, label, score=0.9, occurrence=0):
+    start = -1
+    for _ in range(occurrence + 1):
+        start = text.index(surface, start + 1)
+    return EntitySpan(start, start + len(surface), label, score)
+
+
+# --- 1. propagation reaches inside spans that are not redacted ----------------------
+
+def test_item01_a_redacted_name_is_redacted_inside_a_misc_span():
+    text = "Angela Merkel met reporters. The Merkel era is over. Merkel smiled."
+    detected = [span_of(text, "Angela Merkel", "PER"), span_of(text, "The Merkel era", "MISC"),
+                span_of(text, "Merkel", "PER", occurrence=2)]
+    entities, redacted, _ = redact(seg(text), detected, RedactionPolicy(REDACTED))
+    assert redacted == "[PER] met reporters. The [PER] era is over. [PER] smiled."
+    assert "Merkel" not in redacted
+    assert [(text[e.start:e.end], e.label, e.propagated) for e in entities] == [
+        ("Angela Merkel", "PER", False), ("Merkel", "PER", True), ("Merkel", "PER", False)]
+
+
+def test_item01_the_smith_cup():
+    text = "Smith won the final. The Smith Cup went to him."
+    detected = [span_of(text, "Smith", "PER"), span_of(text, "The Smith Cup", "MISC")]
+    _, redacted, _ = redact(seg(text), detected, RedactionPolicy(REDACTED))
+    assert redacted == "[PER] won the final. The [PER] Cup went to him."
+
+
+def test_item01_a_redacted_span_beats_a_longer_span_that_is_not_redacted():
+    misc = EntitySpan(0, 14, "MISC", 0.99)
+    person = EntitySpan(4, 10, "PER", 0.5)
+    assert resolve_overlaps([misc, person], REDACTED) == (person,)
+    assert resolve_overlaps([misc, person]) == (misc,)          # no labels: longer wins
+
+
+def test_item01_misc_spans_do_not_hide_mentions_from_propagation():
+    text = "Merkel spoke. The Merkel era ended."
+    detected = [span_of(text, "Merkel", "PER"), span_of(text, "The Merkel era", "MISC")]
+    found = propagate_mentions(seg(text), detected, REDACTED)
+    assert [(text[s.start:s.end], s.propagated) for s in found] == [("Merkel", True)]
+
+
+NAMES = ["Merkel", "Smith", "Zoë", "Cup", "Era"]
+
+
+@st.composite
+def word_documents(draw):
+    words = draw(st.lists(st.sampled_from(NAMES + ["the", "met", "and"]), min_size=1,
+                          max_size=25))
+    text = " ".join(words)
+    starts, ends = segment_words(text)
+    spans = []
+    for _ in range(draw(st.integers(0, 6))):
+        first = draw(st.integers(0, len(starts) - 1))
+        last = draw(st.integers(first, min(first + 3, len(starts) - 1)))
+        spans.append(EntitySpan(starts[first], ends[last],
+                                draw(st.sampled_from(["PER", "MISC", "LOC"])),
+                                draw(st.floats(0.1, 1.0))))
+    return text, spans
+
+
+@settings(max_examples=200, deadline=None)
+@given(word_documents())
+def test_item01_property_every_occurrence_of_a_redacted_name_is_redacted(case):
+    """After redaction, every other occurrence of a redacted name (as words) meets a
+    redacted entity, whatever non-redacted spans lie over it."""
+    text, spans = case
+    segmented = seg(text)
+    policy = RedactionPolicy(frozenset({"PER", "LOC"}))
+    entities, redacted, replacements = redact(segmented, spans, policy)
+    assert all(a.end <= b.start for a, b in zip(entities, entities[1:]))  # no overlaps
+    words = [normalize_surface(segmented.word_text(i)) for i in range(segmented.num_words)]
+    kept = [e for e in entities if e.label in policy.labels]
+    for source in (e for e in resolve_overlaps(spans, policy.labels) if e.label in policy.labels):
+        key = normalize_surface(text[source.start:source.end]).split()
+        for i in range(len(words) - len(key) + 1):
+            if words[i:i + len(key)] != key:
+                continue
+            start = segmented.word_starts[i]
+            end = segmented.word_ends[i + len(key) - 1]
+            assert any(e.start < end and start < e.end for e in kept), (text, key, i)
+    assert len(replacements) == len(kept)
+
+
+# --- 4. pseudonyms and numbering see through Unicode forms ----------------------------
+
+ZOE_FORMS = ["Zoë Kowalczyk", unicodedata.normalize("NFD", "Zoë Kowalczyk"),
+             "Zo\u00adë Kowalczyk", "ZOË  KOWALCZYK", "Zoë\u200d Kowalczyk"]
+
+
+def test_item04_one_pseudonym_for_every_form_of_a_name():
+    assert len({pseudonym("PER", form, KEY) for form in ZOE_FORMS}) == 1
+    assert len({normalize_surface(form) for form in ZOE_FORMS}) == 1
+
+
+def test_item04_indexed_numbering_sees_through_forms():
+    text = " and ".join(ZOE_FORMS[:3])
+    spans = [span_of(text, form, "PER") for form in ZOE_FORMS[:3]]
+    redacted, _ = redact_text(text, spans, RedactionPolicy(REDACTED, style="indexed"))
+    assert redacted == "[PER_1] and [PER_1] and [PER_1]"
+
+
+def test_item04_propagation_matches_other_forms():
+    nfd = unicodedata.normalize("NFD", "Zoë Kowalczyk")
+    text = f"Zoë Kowalczyk spoke. Later {nfd} and Zo\u00adë Kowalczyk left."
+    found = propagate_mentions(seg(text), [span_of(text, "Zoë Kowalczyk", "PER")], REDACTED)
+    assert [text[s.start:s.end] for s in found] == [nfd, "Zo\u00adë Kowalczyk"]
