@@ -1,12 +1,15 @@
 """Regression tests for the hostile run of issue 8: each numbered item fails before its fix."""
 from __future__ import annotations
 
+import re
+import time
 import unicodedata
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from transforms.chars import normalize_surface
+from transforms import segment as segment_lib
+from transforms.chars import normalize_surface, visible
 from transforms.records import Document, EntitySpan
 from transforms.redact import (
     RedactionPolicy, propagate_mentions, pseudonym, redact, redact_text, resolve_overlaps)
@@ -108,6 +111,64 @@ def test_item01_property_every_occurrence_of_a_redacted_name_is_redacted(case):
     assert len(replacements) == len(kept)
 
 
+# --- 3. invisible and control characters do not split or glue words -----------------
+
+def test_item03_joiners_inside_a_name_keep_it_one_word():
+    assert words_of("Pe\u200dter Mwa\u200dngi") == ["Pe\u200dter", "Mwa\u200dngi"]
+    assert words_of("Zbig\u200dniew") == ["Zbig\u200dniew"]
+    assert words_of("Zo\ufe0fe\u00ad Kowal\u2060czyk") == ["Zo\ufe0fe\u00ad", "Kowal\u2060czyk"]
+
+
+def test_item03_control_characters_separate_words():
+    assert words_of("Quartermaine\x00visited") == ["Quartermaine", "visited"]
+    assert words_of("a\x01b\x7fc\x9fd\x1be") == ["a", "b", "c", "d", "e"]
+
+
+def test_item03_emoji_are_still_split_from_names():
+    assert words_of("👍🏽Zoë") == ["👍🏽", "Zoë"]
+    assert words_of("👩\u200d👩\u200d👧 met ❤\ufe0f") == ["👩\u200d👩\u200d👧", "met", "❤\ufe0f"]
+
+
+def test_item03_an_invisible_character_at_a_word_edge_joins_that_word():
+    assert words_of("Angela\u200d Merkel") == ["Angela\u200d", "Merkel"]
+    assert words_of("\u200dAngela \u200d.") == ["\u200dAngela", "\u200d."]
+    assert words_of("Angela \u200b Merkel") == ["Angela", "\u200b", "Merkel"]   # a lone one stays a word
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["Peter", "Mwangi", "Zoë", "met", "at", "NASA", ".", ",", "👍🏽",
+                                 "(", ")", "'s"]), min_size=1, max_size=20),
+       st.data())
+def test_item03_property_invisible_characters_inside_words_change_no_boundary(tokens, data):
+    """Putting joiners, soft hyphens or variation selectors inside words changes neither
+    the words nor their boundaries: only the offsets move to make room for them."""
+    text = " ".join(tokens)
+    plain = words_of(text)
+    hidden_text = "".join(
+        c + (data.draw(st.sampled_from(["", "\u200d", "\u00ad", "\ufe0f", "\u2060"]))
+             if i + 1 < len(text) and not text[i + 1].isspace() and not c.isspace() else "")
+        for i, c in enumerate(text))
+    assert [visible(w) for w in words_of(hidden_text)] == plain
+
+
+def test_item03_joiners_and_controls_through_the_pipeline(rigged_model_dir):
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+    import apache_beam as beam
+
+    from pipeline.graph import AnnotateDocuments
+    from tests.test_pipeline import job_config
+
+    text = "Pe\u200dter Mwa\u200dngi met Zbig\u200dniew; Quartermaine\x00visited."
+    with TestPipeline() as p:
+        outputs = p | beam.Create([Document("a", text, "f:1")]) | AnnotateDocuments(
+            job_config(rigged_model_dir))
+        assert_that(outputs["annotated"] | beam.Map(
+            lambda d: (d.redacted_text, [d.document.text[e.start:e.end] for e in d.entities])),
+            equal_to([("[PER] met [PER]; [PER]\x00visited.",
+                       ["Pe\u200dter Mwa\u200dngi", "Zbig\u200dniew", "Quartermaine"])]))
+
+
 # --- 4. pseudonyms and numbering see through Unicode forms ----------------------------
 
 ZOE_FORMS = ["Zoë Kowalczyk", unicodedata.normalize("NFD", "Zoë Kowalczyk"),
@@ -131,3 +192,29 @@ def test_item04_propagation_matches_other_forms():
     text = f"Zoë Kowalczyk spoke. Later {nfd} and Zo\u00adë Kowalczyk left."
     found = propagate_mentions(seg(text), [span_of(text, "Zoë Kowalczyk", "PER")], REDACTED)
     assert [text[s.start:s.end] for s in found] == [nfd, "Zo\u00adë Kowalczyk"]
+
+
+# --- 11. segmentation is linear in the record's length --------------------------------
+
+@pytest.mark.parametrize("text", [
+    "!" * 20_000, "=" * 20_000, "(" * 20_000, "'s" * 10_000, "😀!" * 10_000, ":)" * 10_000,
+    "$" * 20_000, "…" * 20_000,
+], ids=["bang", "equals", "paren", "apostrophe-s", "emoji-bang", "smiley", "dollar", "ellipsis"])
+def test_item11_punctuation_runs_segment_in_linear_time(text):
+    segment_lib.english_tokenizer()
+    started = time.perf_counter()
+    starts, ends = segment_words(text)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 3.0, f"{elapsed:.1f} s"     # quadratic before: 20,000 "!" took 26 s
+    assert ends[-1] == len(text) and all(a < b for a, b in zip(starts, ends))
+
+
+def test_item11_spacy_never_sees_a_long_chunk(monkeypatch):
+    seen = []
+    real = segment_lib.english_tokenizer()
+    monkeypatch.setattr(segment_lib, "english_tokenizer", lambda: lambda text: (
+        seen.append(max((len(c) for c in re.findall(r"\S+", text)), default=0)) or real(text)))
+    text = "Ada " + "!" * 5000 + " met " + "'s" * 3000 + " Bob " + "x" * 70 + "." + " end"
+    words = words_of(text)
+    assert max(seen) <= segment_lib.LONG_CHUNK
+    assert words[:1] == ["Ada"] and words[-1] == "end" and "x" * 70 in words
