@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from transforms import segment as segment_lib
+from transforms import stages
+from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from transforms.chars import normalize_surface, visible
 from transforms.records import Document, EntitySpan
 from transforms.redact import (
@@ -218,3 +220,66 @@ def test_item11_spacy_never_sees_a_long_chunk(monkeypatch):
     words = words_of(text)
     assert max(seen) <= segment_lib.LONG_CHUNK
     assert words[:1] == ["Ada"] and words[-1] == "end" and "x" * 70 in words
+
+
+# --- 11. a per-record time budget dead-letters what still runs too long ----------------
+
+class _SlowOnSecrets(stages.Segment):
+    def step(self, document):
+        if "slow" in document.doc_id:
+            time.sleep(3)
+        return super().step(document)
+
+
+def test_item11_a_record_over_its_budget_is_dead_lettered_and_the_next_goes_on():
+    stage = _SlowOnSecrets(record_timeout=0.3)
+    started = time.perf_counter()
+    [slow] = list(stage.process(Document("slow-1", "Angela Merkel spoke.", "f:1")))
+    assert time.perf_counter() - started < 2.5
+    assert slow.tag == stages.DEAD
+    letter = slow.value
+    assert (letter.source, letter.reason, letter.doc_id) == ("f:1", "timeout", "slow-1")
+    assert letter.detail == "segment took more than 0.3 s" and "Merkel" not in letter.detail
+    [fast] = list(stage.process(Document("ok", "Hello there", "f:2")))
+    assert fast.num_words == 2
+    stage.teardown()
+
+
+def test_item11_time_budget_passes_results_and_errors_through():
+    budget = TimeBudget(5)
+    assert budget.run(lambda a, b: a + b, 2, 3) == 5
+    with pytest.raises(KeyError):
+        budget.run({}.__getitem__, "missing")
+    with pytest.raises(RecordTimeout):
+        TimeBudget(0.05).run(time.sleep, 1)
+    with pytest.raises(ValueError):
+        check_record_timeout(-3)
+    assert check_record_timeout(0) is None
+
+
+def test_item11_stages_with_a_budget_still_pickle():
+    import pickle
+
+    stage = stages.Segment(record_timeout=1)
+    list(stage.process(Document("d", "Hello there", "f:1")))   # starts its worker
+    copy = pickle.loads(pickle.dumps(stage))
+    assert [w.num_words for w in copy.process(Document("d", "Hello there", "f:1"))] == [2]
+
+
+@pytest.mark.slow
+def test_item11_record_timeout_through_the_command_line(rigged_model_dir, tmp_path):
+    import json
+
+    from pipeline.run import run
+
+    source = tmp_path / "in.jsonl"
+    huge = "Ada met Bob. " * 150_000     # 1.95 M characters: seconds in segment and encode
+    source.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "text": "Ada met Bob."}, {"id": "huge", "text": huge},
+        {"id": "b", "text": "Carol left."}]) + "\n")
+    summary = run(["--input", str(source), "--output", str(tmp_path / "out"),
+                   "--model", str(rigged_model_dir), "--device", "cpu",
+                   "--record-timeout", "0.5"])
+    assert summary["counts_add_up"] and summary["records_out"] == 2
+    assert summary["dead_lettered_by_reason"] == {"timeout": 1}
+    assert summary["options"]["record_timeout"] == 0.5

@@ -56,6 +56,7 @@ class DeadLetterReason(Vocabulary):
     PATTERN_ERROR = "pattern_error"
     REDACT_ERROR = "redact_error"
     AUDIT_ERROR = "audit_error"
+    TIMEOUT = "timeout"
 
 
 DEAD_LETTER_REASONS = DeadLetterReason.names()
