@@ -12,7 +12,7 @@ from transforms import segment as segment_lib
 from transforms import stages
 from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from transforms.chars import normalize_surface, visible
-from transforms.records import Document, EntitySpan
+from transforms.records import DEAD_LETTER_REASONS, Document, EntitySpan
 from transforms.redact import (
     RedactionPolicy, propagate_mentions, pseudonym, redact, redact_text, resolve_overlaps)
 from transforms.segment import segment, segment_words
@@ -283,3 +283,130 @@ def test_item11_record_timeout_through_the_command_line(rigged_model_dir, tmp_pa
     assert summary["counts_add_up"] and summary["records_out"] == 2
     assert summary["dead_lettered_by_reason"] == {"timeout": 1}
     assert summary["options"]["record_timeout"] == 0.5
+
+
+# --- 5, 6, 12. compressed input, truncated streams, bounded reads --------------------
+
+def _compress(data: bytes, suffix: str) -> bytes:
+    import bz2, gzip, lzma, zlib
+
+    import zstandard
+
+    return {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress,
+            ".lzma": lambda d: lzma.compress(d, format=lzma.FORMAT_ALONE),
+            ".deflate": zlib.compress, ".zst": zstandard.ZstdCompressor().compress}[suffix](data)
+
+
+def _read_file(path, fmt="auto", max_chars=1_000_000):
+    from apache_beam.io.filesystem import FileMetadata
+    from apache_beam.io.fileio import ReadableFile
+
+    stage = stages.ReadRecords(fmt, "id", "text", max_chars)
+    return [getattr(out, "value", out) for out in stage.process(
+        ReadableFile(FileMetadata(str(path), path.stat().st_size)))]
+
+
+JSONL = b'{"id": "a", "text": "Ada met Bob."}\n\n{"id": "b", "text": "Carol left."}\n'
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".lzma", ".deflate", ".zst"])
+def test_item05_compressed_jsonl_and_text_are_read_for_every_compression(tmp_path, suffix):
+    jsonl = tmp_path / f"in.jsonl{suffix}"
+    jsonl.write_bytes(_compress(JSONL, suffix))
+    assert [(d.doc_id, d.text) for d in _read_file(jsonl)] == [
+        ("a", "Ada met Bob."), ("b", "Carol left.")]
+    text = tmp_path / f"in.txt{suffix}"
+    text.write_bytes(_compress("Zoë Ødegård wrote this.\n".encode(), suffix))
+    [document] = _read_file(text)
+    assert document.text == "Zoë Ødegård wrote this.\n"
+
+
+def test_item05_concatenated_gzip_members_are_one_stream(tmp_path):
+    import gzip
+
+    path = tmp_path / "in.jsonl.gz"
+    path.write_bytes(gzip.compress(JSONL) + gzip.compress(JSONL))
+    assert [d.doc_id for d in _read_file(path)] == ["a", "b", "a", "b"]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst", ".deflate"])
+def test_item06_a_truncated_compressed_file_is_unreadable_not_shorter(tmp_path, suffix):
+    import json
+
+    records = b"".join(json.dumps({"id": str(i), "text": f"word {i} " * 40}).encode() + b"\n"
+                       for i in range(400))
+    data = _compress(records, suffix)
+    path = tmp_path / f"in.jsonl{suffix}"
+    path.write_bytes(data[:len(data) * 2 // 3])
+    results = _read_file(path)
+    *documents, letter = results
+    assert all(isinstance(d, Document) for d in documents) and len(documents) < 400
+    assert [d.doc_id for d in documents] == [str(i) for i in range(len(documents))]
+    assert letter.reason == "unreadable_file"
+    assert letter.detail == f"truncated: the compressed stream ends early after {len(documents)} records"
+    assert letter.source == f"{path}:after-record-{len(documents)}"
+
+    text = tmp_path / f"in.txt{suffix}"
+    content = _compress(("Xanthippe Moreau " * 5000).encode(), suffix)
+    text.write_bytes(content[:len(content) // 2])
+    [letter] = _read_file(text)
+    assert letter.reason == "unreadable_file" and letter.detail.startswith("truncated")
+
+
+def test_item12_a_compressed_text_bomb_is_too_large_without_being_expanded(tmp_path):
+    import gzip
+    import tracemalloc
+
+    path = tmp_path / "bomb.txt.gz"
+    with gzip.open(path, "wb", compresslevel=9) as handle:
+        for _ in range(200):
+            handle.write(b"a" * 1_000_000)          # 200 MB of text in about 200 KB
+    tracemalloc.start()
+    try:
+        [letter] = _read_file(path, max_chars=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert letter.reason == "too_large"
+    assert peak < 5_000_000, f"{peak / 1e6:.0f} MB"   # Beam's CompressedFile held 200 MB
+
+
+def test_item12_a_jsonl_line_too_long_for_max_chars_is_skipped_unread(tmp_path):
+    from transforms import read as read_lib
+
+    limit = read_lib.jsonl_line_limit(10)
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"id": "huge", "text": "' + b"x" * (limit + 10) + b'"}\n'
+                     + b'{"id": "next", "text": "Ada"}\n')
+    letter, document = _read_file(path, max_chars=10)
+    assert letter.reason == "too_large" and letter.source == f"{path}:1"
+    assert document.doc_id == "next" and document.source == f"{path}:2"
+
+
+# --- Also: an empty document is a document ---------------------------------------------
+
+def test_empty_and_whitespace_documents_come_out_unchanged(rigged_model_dir):
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+    import apache_beam as beam
+
+    from pipeline.graph import AnnotateDocuments
+    from tests.test_pipeline import job_config
+
+    documents = [Document("e", "", "f:1"), Document("w", " \n\t\u3000", "f:2"),
+                 Document("c", "\x00\x01", "f:3"), Document("a", "Ada spoke.", "f:4")]
+    with TestPipeline() as p:
+        outputs = p | beam.Create(documents) | AnnotateDocuments(job_config(rigged_model_dir))
+        assert_that(outputs["annotated"] | beam.Map(
+            lambda d: (d.document.doc_id, d.redacted_text,
+                       [(e.start, e.end, e.label) for e in d.entities])), equal_to([
+                ("e", "", []), ("w", " \n\t\u3000", []), ("c", "\x00\x01", []),
+                ("a", "[PER] spoke.", [(0, 3, "PER")])]))
+        assert_that(outputs["dead_letter"], equal_to([]), label="NoDeadLetters")
+
+
+def test_empty_documents_are_counted_not_dead_lettered(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"id": "e", "text": ""}\n{"id": "w", "text": "  "}\n{"id": "a", "text": "x"}\n')
+    assert [d.doc_id for d in _read_file(path)] == ["e", "w", "a"]
+    assert "empty_text" not in DEAD_LETTER_REASONS

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
@@ -28,7 +29,9 @@ from transforms.redact import RedactionPolicy, SecretKeyError, redact
 from transforms import segment as segment_lib
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import AUDIT_FLAGGED, AUDIT_PREFIX, NAMESPACE, WORKER_PROCESSES
+from transforms.counters import (
+    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
+)
 DEAD = "dead_letter"
 
 
@@ -146,7 +149,9 @@ class ReadRecords(beam.DoFn):
         timer = _Timer("read")
         emitted = 0
         try:
-            with readable_file.open() as handle:
+            # Raw bytes: read_records decompresses itself, with bounded memory and
+            # an error for a truncated stream (Beam's CompressedFile has neither).
+            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as handle:
                 records = read_lib.read_records(
                     handle, path, fmt, self._id_field, self._text_field, self._max_chars)
                 while True:
@@ -159,12 +164,17 @@ class ReadRecords(beam.DoFn):
                         continue
                     emitted += 1
                     count("records_in")
-                    yield dead_letter(result) if isinstance(result, DeadLetter) else result
+                    if isinstance(result, DeadLetter):
+                        yield dead_letter(result)
+                        continue
+                    if not result.text.strip():
+                        count(EMPTY_DOCUMENTS)
+                    yield result
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
                 f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
-                f"{type(error).__name__} after {emitted} records"))
+                f"{read_lib.describe_read_error(error)} after {emitted} records"))
 
 
 _WORKING = threading.Lock()
