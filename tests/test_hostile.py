@@ -410,3 +410,108 @@ def test_empty_documents_are_counted_not_dead_lettered(tmp_path):
     path.write_bytes(b'{"id": "e", "text": ""}\n{"id": "w", "text": "  "}\n{"id": "a", "text": "x"}\n')
     assert [d.doc_id for d in _read_file(path)] == ["e", "w", "a"]
     assert "empty_text" not in DEAD_LETTER_REASONS
+
+
+# --- 13. model faults are caught by load_model_spec, with what to fix -------------------
+
+def _broken_model(rigged_model_dir, tmp_path, **config_changes):
+    import json
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(rigged_model_dir, model)
+    config = json.loads((model / "larvatus_model.json").read_text())
+    config.update(config_changes)
+    (model / "larvatus_model.json").write_text(json.dumps(config))
+    return model
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"labels": None}, r"labels must be a list of label names .* not null"),
+    ({"labels": "B-PER"}, r"labels must be a list of label names .* not 'B-PER'"),
+    ({"labels": ["O", "B-PER", 3]}, r"labels\[2\] is 3"),
+    ({"max_length": "abc"}, r"max_length must be a whole number of wordpieces .* not 'abc'"),
+    ({"max_length": 64.5}, r"max_length must be a whole number"),
+    ({"max_length": 4096}, r"max_length 4096 is larger than the 64 positions .* at most 64"),
+    ({"special_tokens": {"cls": "<s>", "sep": "</s>"}},
+     r"tokenizer has no '<s>' token \(special_tokens.cls\).*\[CLS\]"),
+    ({"special_tokens": ["[CLS]"]}, r"special_tokens must be an object"),
+    ({"onnx": "model.onnx"}, r"onnx must map devices to file names"),
+], ids=["labels-null", "labels-string", "label-number", "max-length-abc", "max-length-float",
+        "max-length-past-positions", "special-tokens-missing", "special-tokens-list", "onnx-string"])
+def test_item13_broken_model_configs_fail_in_load_model_spec(rigged_model_dir, tmp_path, changes,
+                                                             message):
+    from models.model_dir import ModelError, load_model_spec
+
+    with pytest.raises(ModelError, match=message):
+        load_model_spec(_broken_model(rigged_model_dir, tmp_path, **changes))
+
+
+def test_item13_a_truncated_tokenizer_fails_in_load_model_spec(rigged_model_dir, tmp_path):
+    from models.model_dir import ModelError, load_model_spec
+
+    model = _broken_model(rigged_model_dir, tmp_path)
+    content = (model / "tokenizer.json").read_bytes()
+    (model / "tokenizer.json").write_bytes(content[:len(content) // 2])
+    with pytest.raises(ModelError, match=r"tokenizer.json cannot be read .* truncated.*save_pretrained"):
+        load_model_spec(model)
+
+
+def test_item13_position_embeddings_read_without_onnx_agree_with_onnx(rigged_model_dir):
+    onnx = pytest.importorskip("onnx")
+    from models.model_dir import DEFAULT_MODEL_DIR
+    from models.onnx_shapes import initializer_shapes, position_embedding_rows
+
+    for path in [*rigged_model_dir.glob("*.onnx"), *DEFAULT_MODEL_DIR.glob("*.onnx")]:
+        expected = {i.name: tuple(i.dims)
+                    for i in onnx.load(str(path), load_external_data=False).graph.initializer}
+        assert initializer_shapes(path) == expected
+    assert position_embedding_rows(next(rigged_model_dir.glob("*.onnx"))) == 64
+    assert position_embedding_rows(next(DEFAULT_MODEL_DIR.glob("*.onnx"))) == 512
+
+
+def test_item13_a_broken_model_is_a_message_at_the_command_line(rigged_model_dir, tmp_path, capsys):
+    from pipeline.run import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "text": "Ada"}\n')
+    model = _broken_model(rigged_model_dir, tmp_path, labels=None)
+    code = main(["--input", str(source), "--output", str(tmp_path / "out"), "--model", str(model)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "larvatus: error:" in err and "labels must be a list" in err and "Traceback" not in err
+
+
+# --- 14. bad numeric options stop the job at the command line ---------------------------
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--window-length", "0", "--window-length/--window-overlap: max_length must be at least 4"),
+    ("--intra-op-threads", "-3", "intra_op_threads must be 0"),
+    ("--record-timeout", "-1", "--record-timeout: must be a positive number of seconds"),
+])
+def test_item14_bad_numbers_are_option_errors(rigged_model_dir, tmp_path, capsys, option, value,
+                                              message):
+    from pipeline.run import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "text": "Ada"}\n')
+    code = main(["--input", str(source), "--output", str(tmp_path / "out"),
+                 "--model", str(rigged_model_dir), option, value])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+# --- 16. wording -------------------------------------------------------------------------
+
+def test_item16_dead_letter_wording():
+    from transforms.read import parse_json_line
+
+    def detail(line):
+        return parse_json_line(line, "f:1", "id", "text").detail
+
+    assert detail(b'{"id": "a", "text": "Angela Mer') == \
+        "Unterminated string starting at: line 1 column 21"
+    assert detail(b"null") == "line holds null, not an object"
+    assert detail(b"[1]") == "line holds an array, not an object"
+    assert detail(b'{"id": "a", "text": {"x": 1}}') == "text is an object"
