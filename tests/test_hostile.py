@@ -515,3 +515,28 @@ def test_item16_dead_letter_wording():
     assert detail(b"null") == "line holds null, not an object"
     assert detail(b"[1]") == "line holds an array, not an object"
     assert detail(b'{"id": "a", "text": {"x": 1}}') == "text is an object"
+
+
+# --- the sweep (bench/hostile.py): its quick subset runs in CI ---------------------------
+
+def _hostile_bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "hostile.py"
+    spec = importlib.util.spec_from_file_location("larvatus_hostile_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_hostile_sweep_quick_subset(tmp_path):
+    """The command line on the quick hostile cases, each in its own process: every outcome
+    as expected, and a 60 MB text file peaks no higher than a two-line JSONL file."""
+    hostile = _hostile_bench()
+    rows = hostile.sweep([c for c in hostile.CASES if c.quick], keep=tmp_path,
+                         echo=lambda *args: None)
+    assert [r["case"] for r in rows if not r["ok"]] == [], rows
+    peaks = {r["case"]: r["peak_mib"] for r in rows}
+    assert peaks["big-text-file-60MB"] < peaks["merkel-in-misc"] + 50, peaks
