@@ -405,6 +405,18 @@ def test_empty_and_whitespace_documents_come_out_unchanged(rigged_model_dir):
         assert_that(outputs["dead_letter"], equal_to([]), label="NoDeadLetters")
 
 
+def test_an_empty_document_realigns_to_no_spans_with_the_recall_first_decision():
+    from transforms.labels import read_scheme
+    from transforms.realign import RedactionDecision, realign
+    from transforms.records import EncodedDocument
+
+    scheme = read_scheme(("O", "B-PER", "I-PER"))
+    for text in ("", "  ", "\u200b"):
+        encoded = EncodedDocument(seg(text), (), 0)
+        assert realign(encoded, [], scheme, "first", RedactionDecision(frozenset({"PER"}))) == ()
+        assert realign(encoded, [], scheme, "first") == ()
+
+
 def test_empty_documents_are_counted_not_dead_lettered(tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_bytes(b'{"id": "e", "text": ""}\n{"id": "w", "text": "  "}\n{"id": "a", "text": "x"}\n')
@@ -519,22 +531,12 @@ def test_item16_dead_letter_wording():
 
 # --- the sweep (bench/hostile.py): its quick subset runs in CI ---------------------------
 
-def _hostile_bench():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "hostile.py"
-    spec = importlib.util.spec_from_file_location("larvatus_hostile_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_hostile_sweep_quick_subset(tmp_path):
     """The command line on the quick hostile cases, each in its own process: every outcome
     as expected, and a 60 MB text file peaks no higher than a two-line JSONL file."""
-    hostile = _hostile_bench()
+    from bench import hostile
+
     rows = hostile.sweep([c for c in hostile.CASES if c.quick], keep=tmp_path,
                          echo=lambda *args: None)
     assert [r["case"] for r in rows if not r["ok"]] == [], rows
