@@ -353,6 +353,22 @@ def test_item06_a_truncated_compressed_file_is_unreadable_not_shorter(tmp_path, 
     assert letter.reason == "unreadable_file" and letter.detail.startswith("truncated")
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".xz", ".zst"])
+def test_item06_corrupt_compressed_data_is_unreadable_after_the_records_before_it(tmp_path, suffix):
+    import json
+
+    records = b"".join(json.dumps({"id": str(i), "text": f"w{i} " * 200}).encode() + b"\n"
+                       for i in range(300))
+    data = bytearray(_compress(records, suffix))
+    for i in range(len(data) // 2, len(data) // 2 + 64):
+        data[i] ^= 0x5A
+    path = tmp_path / f"in.jsonl{suffix}"
+    path.write_bytes(bytes(data))
+    *documents, letter = _read_file(path)
+    assert letter.reason == "unreadable_file" and len(documents) < 300
+    assert letter.detail.startswith("corrupt: the compressed data cannot be decoded"), letter.detail
+
+
 def test_item12_a_compressed_text_bomb_is_too_large_without_being_expanded(tmp_path):
     import gzip
     import tracemalloc

@@ -189,7 +189,11 @@ def describe_read_error(error: BaseException) -> str:
     """What broke a file, by kind: never the exception's message, which may quote data."""
     if isinstance(error, EOFError):
         return "truncated: the compressed stream ends early"
-    return type(error).__name__
+    kind = type(error)
+    package = kind.__module__.split(".")[0].lstrip("_")
+    if package in ("zlib", "lzma", "bz2", "zstandard"):
+        return f"corrupt: the compressed data cannot be decoded ({package}.{kind.__name__})"
+    return kind.__name__
 
 
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number",

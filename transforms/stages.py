@@ -17,6 +17,7 @@ from apache_beam.metrics import Metrics
 from transforms import encode as encode_lib
 from transforms import patterns as patterns_lib
 from transforms import read as read_lib
+from transforms import segment as segment_lib
 from transforms.audit import audit
 from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from transforms.labels import LabelScheme
@@ -26,7 +27,6 @@ from transforms.records import (
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
 from transforms.redact import RedactionPolicy, SecretKeyError, redact
-from transforms import segment as segment_lib
 
 LOG = logging.getLogger(__name__)
 from transforms.counters import (
