@@ -411,7 +411,8 @@ def sweep(cases: Sequence[Case], root: Path = ROOT, model: Optional[Path] = None
             outcome = run_case(case, root, model, base / case.name, timeout)
             problem = case.check(outcome)
             row = {"case": case.name, "item": case.item, "ok": problem is None,
-                   "detail": (problem or _describe(outcome)).replace(str(base / case.name), "…"),
+                   "detail": (problem or _describe(outcome)).replace(
+                       str(base / case.name), "…")[:120],
                    "seconds": round(outcome.seconds, 1),
                    "peak_mib": round(outcome.peak_mib), "exit": outcome.code,
                    "stage_seconds": (outcome.summary or {}).get("stage_seconds", {})}
@@ -429,7 +430,7 @@ def sweep(cases: Sequence[Case], root: Path = ROOT, model: Optional[Path] = None
 def _describe(outcome: Outcome) -> str:
     if outcome.summary is None:
         lines = outcome.stderr.strip().splitlines()
-        return (lines[-1] if lines else f"exit {outcome.code}")[:100]
+        return lines[-1] if lines else f"exit {outcome.code}"
     s = outcome.summary
     stages = s.get("stage_seconds", {})
     slowest = max(stages, key=stages.get) if stages else "-"
