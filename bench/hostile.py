@@ -153,8 +153,7 @@ ZOE = "Zoë Kowalczyk spoke to the press."
 
 
 def _merkel(scratch: Path, model: Path) -> list:
-    # One document: the embedded int8 model's tags can depend on batch mates (README,
-    # Reliability), so a case that checks names keeps its batch composition fixed.
+    # One document, so that a check on names does not rest on how documents are batched.
     return _input(_jsonl(scratch / "in.jsonl", [{"id": "merkel", "text": f"{MERKEL} {SMITH}"}]))
 
 
