@@ -5,7 +5,8 @@ directory) into a scratch folder, runs `python -m pipeline.run` on it as a subpr
 with the embedded default model on CPU, and checks what came out: the exit code, the
 error message, `_SUMMARY.json`, the annotations and the dead letters. Peak memory is
 the subprocess's own `ru_maxrss` (from `os.wait4`), so cases compare with each other:
-a case that reads a 300 MB file should peak where a small one does.
+a case that reads a 300 MB file should peak where a small one does. Each run starts from a
+small launcher process, so the driver's own size never shows in a child's peak.
 
     python bench/hostile.py                   # every case (a few minutes on 2 cores)
     python bench/hostile.py --quick           # the subset CI runs (tests/test_hostile.py)
@@ -361,6 +362,29 @@ def _read_rows(output: Path, prefix: str) -> list:
             for row in pq.read_table(path).to_pylist()]
 
 
+# Runs the pipeline as its own child and reports that child's exit code and peak RSS.
+# A process's ru_maxrss starts from the RSS of the process it was forked from (Linux
+# carries the parent's high-water mark over fork and exec), so the pipeline is started
+# from this small interpreter rather than from the driver, which may be a test process
+# of a gigabyte. os.wait4, not Popen.wait: it reaps the child and hands back its rusage.
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+command, timeout = json.loads(sys.argv[1]), float(sys.argv[2])
+child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+deadline = time.monotonic() + timeout
+while True:
+    pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+    if pid:
+        break
+    if time.monotonic() > deadline:
+        child.kill()
+        _, status, usage = os.wait4(child.pid, 0)
+        break
+    time.sleep(0.05)
+print(json.dumps({"code": os.waitstatus_to_exitcode(status), "maxrss_kib": usage.ru_maxrss}))
+"""
+
+
 def run_case(case: Case, root: Path, model: Path, scratch: Path, timeout: float) -> Outcome:
     """Builds the case's input under `scratch`, runs the pipeline of checkout `root` on it."""
     scratch.mkdir(parents=True, exist_ok=True)
@@ -373,24 +397,14 @@ def run_case(case: Case, root: Path, model: Path, scratch: Path, timeout: float)
     env = {**os.environ, "PYTHONPATH": str(root), **case.env}
     started = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=err)
-        # os.wait4 rather than Popen.wait: it reaps the child and hands back its rusage.
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                child.kill()
-                _, status, usage = os.wait4(child.pid, 0)
-                break
-            time.sleep(0.05)
-        child.returncode = os.waitstatus_to_exitcode(status)
+        launcher = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, json.dumps(command), str(timeout)], cwd=root,
+            env=env, stdout=subprocess.PIPE, stderr=err, timeout=timeout + 60)
         seconds = time.perf_counter() - started
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
-    outcome = Outcome(child.returncode, stderr, seconds, usage.ru_maxrss / 1024)
+    child = json.loads(launcher.stdout)
+    outcome = Outcome(child["code"], stderr, seconds, child["maxrss_kib"] / 1024)
     summary = output / "_SUMMARY.json"
     if summary.exists():
         outcome.summary = json.loads(summary.read_text())
