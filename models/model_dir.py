@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from models.onnx_shapes import position_embedding_rows
 from transforms.labels import LabelScheme, LabelSchemeError, read_scheme
 from transforms.encode import TYPE_ID_MODES, TYPE_IDS_ZEROS, EncodeSettings
 
@@ -166,38 +167,59 @@ def _check_directory(path: Path, label: str) -> dict:
             raise ModelError(f"{label} has neither {CONFIG_NAME} nor {HF_CONFIG_NAME}. {HINT}")
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ModelError(f"cannot read the model config in {label}: {error}. {HINT}") from error
+    if not isinstance(config, dict):
+        raise ModelError(f"{label}: the model config must be a JSON object, not "
+                         f"{type(config).__name__}. {HINT}")
     if not (path / TOKENIZER_NAME).exists():
         raise ModelError(
             f"{label} has no {TOKENIZER_NAME} (a Hugging Face fast tokenizer). "
             f"Save one with tokenizer.save_pretrained(); {HINT}")
-    try:
-        labels = tuple(config["labels"])
-        read_scheme(labels)
-    except KeyError as error:
-        raise ModelError(f"{label}: the config lists no labels. {HINT}") from error
-    except LabelSchemeError as error:
-        raise ModelError(
-            f"{label}: the label set cannot be decoded ({error}). Larvatus reads BIO, "
-            f"IOB1, IO and BIOES/BILOU label names such as B-PER, I-PER, S-PER, O.") from error
+    tokenizer = _load_tokenizer(path, label)
+    labels = _check_labels(config, label)
     type_ids = config.get("type_ids", TYPE_IDS_ZEROS)
     if type_ids not in TYPE_ID_MODES:
         raise ModelError(f"{label}: type_ids must be one of {TYPE_ID_MODES}, not {type_ids!r}")
+    raw_onnx = config.get("onnx") or {}
+    if not isinstance(raw_onnx, dict) or not all(isinstance(f, str) for f in raw_onnx.values()):
+        raise ModelError(f"{label}: onnx must map devices to file names, such as "
+                         f'{{"cpu": "model.int8.onnx", "cuda": "model.fp16.onnx"}}. {HINT}')
     onnx = _onnx_names(config)
     if not onnx.get("cpu"):
         raise ModelError(f"{label}: the config names no ONNX file. {HINT}")
     missing = sorted({f for f in onnx.values() if not (path / f).is_file()})
     if missing:
         raise ModelError(f"{label}: ONNX file(s) missing: {', '.join(missing)}. {HINT}")
-    max_length = int(config.get("max_length", 512))
+    max_length = config.get("max_length", 512)
+    if isinstance(max_length, bool) or not isinstance(max_length, int):
+        raise ModelError(
+            f"{label}: max_length must be a whole number of wordpieces such as 512 (the "
+            f"longest window the model was trained on), not {_short(max_length)}")
     if max_length < 8:
-        raise ModelError(f"{label}: max_length {max_length} is too small")
-    special = config.get("special_tokens", {})
+        raise ModelError(f"{label}: max_length {max_length} is too small (at least 8)")
+    for onnx_file in sorted(set(onnx.values())):
+        positions = position_embedding_rows(path / onnx_file)
+        if positions is not None and max_length > positions:
+            raise ModelError(
+                f"{label}: max_length {max_length} is larger than the {positions} positions "
+                f"of {onnx_file}'s position embeddings; longer windows would fail inference. "
+                f"Set max_length to at most {positions}.")
+    special = config.get("special_tokens") or {}
+    if not isinstance(special, dict):
+        raise ModelError(f'{label}: special_tokens must be an object such as '
+                         f'{{"cls": "[CLS]", "sep": "[SEP]"}}, not {_short(special)}')
+    cls_token, sep_token = special.get("cls", "[CLS]"), special.get("sep", "[SEP]")
+    for role, token in (("cls", cls_token), ("sep", sep_token)):
+        if not isinstance(token, str) or tokenizer.token_to_id(token) is None:
+            known = sorted(t.content for t in tokenizer.get_added_tokens_decoder().values()
+                           if t.special)
+            raise ModelError(
+                f"{label}: the tokenizer has no {_short(token)} token (special_tokens.{role}); "
+                f"set special_tokens to the tokenizer's own, one of {known}.")
     files = tuple(sorted({TOKENIZER_NAME, config_name, *onnx.values()}))
     return dict(
         name=str(config.get("name", path.name)), labels=labels, max_length=max_length,
-        type_ids=type_ids, cls_token=special.get("cls", "[CLS]"),
-        sep_token=special.get("sep", "[SEP]"), onnx_files=onnx, files=files,
-        sha256=hash_model_files(path, files),
+        type_ids=type_ids, cls_token=cls_token, sep_token=sep_token, onnx_files=onnx,
+        files=files, sha256=hash_model_files(path, files),
         batch_dependent_files=_batch_dependent_files(config, onnx))
 
 
@@ -208,6 +230,44 @@ def _batch_dependent_files(config: dict, onnx: dict[str, str]) -> tuple[str, ...
     if listed is not None:
         return tuple(sorted(str(name) for name in listed))
     return tuple(sorted({f for f in onnx.values() if "int8" in f and "static" not in f}))
+
+
+def _short(value) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _load_tokenizer(path: Path, label: str):
+    from tokenizers import Tokenizer
+
+    try:
+        return Tokenizer.from_file(str(path / TOKENIZER_NAME))
+    except Exception as error:  # tokenizers raises its own Exception type for bad JSON
+        raise ModelError(
+            f"{label}/{TOKENIZER_NAME} cannot be read as a Hugging Face fast tokenizer "
+            f"({str(error)[:200]}); it may be truncated. Save it again with "
+            f"tokenizer.save_pretrained(). {HINT}") from error
+
+
+def _check_labels(config: dict, label: str) -> tuple[str, ...]:
+    example = 'such as ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]'
+    if "labels" not in config:
+        raise ModelError(f"{label}: the config lists no labels. {HINT}")
+    labels = config["labels"]
+    if not isinstance(labels, list) or not labels:
+        raise ModelError(f"{label}: labels must be a list of label names in the model's "
+                         f"output order, {example}, not {_short(labels)}")
+    for index, name in enumerate(labels):
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"{label}: labels[{index}] is {_short(name)}; every label must "
+                             f"be a name, {example}")
+    try:
+        read_scheme(tuple(labels))
+    except LabelSchemeError as error:
+        raise ModelError(
+            f"{label}: the label set cannot be decoded ({error}). Larvatus reads BIO, "
+            f"IOB1, IO and BIOES/BILOU label names such as B-PER, I-PER, S-PER, O.") from error
+    return tuple(labels)
 
 
 def load_model_spec(model_dir: str | os.PathLike = EMBEDDED_DEFAULT) -> ModelSpec:

@@ -14,6 +14,7 @@ from models.model_dir import ModelSpec
 from pipeline import schemas
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
 from transforms import stages
+from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
 from transforms.patterns import PatternSettings
 from transforms.realign import RedactionDecision
@@ -47,6 +48,7 @@ class JobConfig:
     processes_per_machine: int = 1
     model_copies: Optional[int] = None
     large_model: bool = False
+    record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
 
     @property
     def window_length(self) -> int:
@@ -77,24 +79,25 @@ class AnnotateDocuments(beam.PTransform):
 
     def expand(self, documents):
         config = self._config
-        segmented = documents | "Segment" >> beam.ParDo(stages.Segment()).with_outputs(
+        timeout = config.record_timeout
+        segmented = documents | "Segment" >> beam.ParDo(stages.Segment(timeout)).with_outputs(
             stages.DEAD, main="ok")
         encoded = segmented.ok | "Encode" >> beam.ParDo(stages.Encode(
-            config.spec, config.encode_settings)).with_outputs(
+            config.spec, config.encode_settings, timeout)).with_outputs(
                 stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
         tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation, config.decision)).with_outputs(
-                stages.DEAD, main="ok")
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout)
+        ).with_outputs(stages.DEAD, main="ok")
         merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
-            stages.DetectPatterns(config.patterns)).with_outputs(stages.DEAD, main="ok")
-        redacted = merged.ok | "Redact" >> beam.ParDo(stages.Redact(config.policy)).with_outputs(
-            stages.DEAD, main="ok")
-        annotated = redacted.ok | "Audit" >> beam.ParDo(stages.AuditRedacted()).with_outputs(
-            stages.DEAD, main="ok")
+            stages.DetectPatterns(config.patterns, timeout)).with_outputs(stages.DEAD, main="ok")
+        redacted = merged.ok | "Redact" >> beam.ParDo(
+            stages.Redact(config.policy, timeout)).with_outputs(stages.DEAD, main="ok")
+        annotated = redacted.ok | "Audit" >> beam.ParDo(
+            stages.AuditRedacted(timeout)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
         dead = (

@@ -9,6 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from models.handler import DEVICE_CHOICES
 from models.model_dir import EMBEDDED_DEFAULT
 from transforms.realign import AGGREGATIONS
+from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.read import DEFAULT_MAX_CHARS
 from transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
 from transforms.redact import (
@@ -135,6 +136,12 @@ class LarvatusOptions(PipelineOptions):
                            default=DEFAULT_MAX_CHARS,
                            help=f"Longer documents are dead-lettered as too_large. "
                                 f"Default: {DEFAULT_MAX_CHARS}.")
+        group.add_argument("--record-timeout", "--record_timeout", dest="record_timeout",
+                           type=float, default=DEFAULT_RECORD_TIMEOUT,
+                           help=f"Seconds one document may spend in one stage (segment, "
+                                f"encode, realign, patterns, redact, audit) before it is "
+                                f"dead-lettered as timeout; the job goes on. 0: no limit. "
+                                f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
         group.add_argument("--overwrite", action="store_true", default=False,
                            help="Replace Larvatus files already in --output.")
 

@@ -23,6 +23,7 @@ from pipeline.options import (
     LarvatusOptions, OptionsError, help_text, pseudonym_key_source, resolve_redact_labels,
 )
 from pipeline.summary import query_counters, summarize
+from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
 from transforms.patterns import PATTERN_LABELS, PatternSettings
 from transforms.realign import RedactionDecision
@@ -75,6 +76,10 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     if options.max_chars < 1:
         raise OptionsError("--max-chars must be positive")
     try:
+        record_timeout = check_record_timeout(options.record_timeout)
+    except ValueError as error:
+        raise _option_error("--record-timeout", error) from error
+    try:
         policy = RedactionPolicy(
             labels=labels, style=options.placeholder,
             key_source=pseudonym_key_source(options), propagate=options.propagate)
@@ -99,7 +104,8 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
         patterns=patterns, decision=decision,
         processes_per_machine=processes_per_machine(options),
-        model_copies=options.model_copies, large_model=options.large_model)
+        model_copies=options.model_copies, large_model=options.large_model,
+        record_timeout=record_timeout)
     try:
         config.handler()
     except ValueError as error:
@@ -147,7 +153,8 @@ def _summary_options(config: JobConfig) -> dict:
         "redact_threshold": config.decision.threshold if config.decision else None,
         "phone_regions": list(config.patterns.phone_regions),
         "propagate": config.policy.propagate, "window_length": config.window_length,
-        "window_overlap": config.window_overlap, "keep_text": config.keep_text}
+        "window_overlap": config.window_overlap, "keep_text": config.keep_text,
+        "record_timeout": config.record_timeout}
 
 
 def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from transforms.counters import (
-    AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
-    RECORDS_OUT, TIME_PREFIX,
+    AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
+    NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )
 
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
@@ -52,6 +52,7 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "dead_lettered_by_reason": dead,
         "counts_add_up": records_in == records_out + dead_total,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
+        "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),
         "audit": {

@@ -128,12 +128,12 @@ def test_hostile_input_never_crashes_and_every_record_is_accounted_for(
     assert summary["blank_lines_skipped"] == 1
     assert summary["counts_add_up"]
     assert summary["dead_lettered_by_reason"] == {
-        "empty_text": 2, "id_not_string": 1, "invalid_json": 1, "invalid_unicode": 1,
+        "id_not_string": 1, "invalid_json": 1, "invalid_unicode": 1,
         "invalid_utf8": 1, "missing_text": 1, "not_an_object": 2, "text_not_string": 1,
         "too_large": 1}
-    assert summary["records_out"] == 7
+    assert summary["records_out"] == 9 and summary["empty_documents"] == 2
     with open(output / "_SUMMARY.json") as handle:
-        assert json.load(handle)["records_out"] == 7
+        assert json.load(handle)["records_out"] == 9
 
     schema, rows = read_parquet(output, "annotations")
     assert schema.equals(schemas.annotation_schema(keep_text=False), check_metadata=False)
@@ -143,6 +143,8 @@ def test_hostile_input_never_crashes_and_every_record_is_accounted_for(
     assert by_source["17"]["id"] == "7"
     # "@NASA" is a handle: the pattern span beats the model's ORG (the "@" carries nothing).
     assert by_source["19"]["redacted_text"] == "[PER] and @[HANDLE]."
+    assert by_source["9"]["redacted_text"] == "" and by_source["9"]["entities"] == []
+    assert by_source["10"]["redacted_text"] == " \n\t " and by_source["10"]["id"] == "spaces"
     assert by_source["13"]["redacted_text"].endswith("word [PER]")
     assert by_source["14"]["redacted_text"].endswith("ends") and "Ada" not in by_source["14"]["redacted_text"]
     emoji = by_source["12"]

@@ -12,3 +12,4 @@ PROPAGATED = "entities_propagated"
 AUDIT_PREFIX = "audit_"
 AUDIT_FLAGGED = "audit_documents_flagged"
 WORKER_PROCESSES = "worker_processes"   # processes that annotated at least one document
+EMPTY_DOCUMENTS = "empty_documents"

@@ -170,6 +170,8 @@ def realign(
         labels, scores = word_predictions(encoded, window_probs, aggregation)
         return _with_content(decode_entities(encoded, labels, scores, scheme), text)
     probs, predicted = word_probabilities(encoded, window_probs, aggregation)
+    if not predicted.any():   # no window (an empty document) or only zero-piece words
+        return ()
     labels, flagged = decide_redaction(probs, predicted, scheme, decision)
     scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)

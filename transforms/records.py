@@ -45,7 +45,6 @@ class DeadLetterReason(Vocabulary):
     ID_NOT_STRING = "id_not_string"
     MISSING_TEXT = "missing_text"
     TEXT_NOT_STRING = "text_not_string"
-    EMPTY_TEXT = "empty_text"
     INVALID_UNICODE = "invalid_unicode"
     TOO_LARGE = "too_large"
     UNREADABLE_FILE = "unreadable_file"
@@ -56,6 +55,7 @@ class DeadLetterReason(Vocabulary):
     PATTERN_ERROR = "pattern_error"
     REDACT_ERROR = "redact_error"
     AUDIT_ERROR = "audit_error"
+    TIMEOUT = "timeout"
 
 
 DEAD_LETTER_REASONS = DeadLetterReason.names()

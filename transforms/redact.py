@@ -9,6 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
+from transforms.chars import normalize_surface
 from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -128,20 +129,22 @@ def is_redacted(span: EntitySpan, labels: frozenset[str]) -> bool:
     return span.redacted or span.label in labels
 
 
-def normalize_surface(surface: str) -> str:
-    """The form under which two mentions count as the same name."""
-    return " ".join(surface.casefold().split())
+def resolve_overlaps(
+    spans: Iterable[EntitySpan], redacted: frozenset[str] = frozenset()
+) -> tuple[EntitySpan, ...]:
+    """Keeps a non-overlapping subset: redacted spans first, then longer spans, higher scores, earlier ones.
 
-
-def resolve_overlaps(spans: Iterable[EntitySpan]) -> tuple[EntitySpan, ...]:
-    """Keeps a non-overlapping subset: longer spans first, then higher scores, then earlier ones.
-
-    Kept spans stay sorted by start, so each candidate is checked against its two
-    neighbours only (n log n, not n squared, for documents full of names).
+    A span that is rewritten (`is_redacted`: its label is in `redacted`, or a
+    decision marked it) beats any overlapping span that would not be, however
+    long: "The Merkel era" (MISC) gives way to a redacted "Merkel" inside it, so
+    recall never loses to an annotation. Kept spans stay sorted by start, so each
+    candidate is checked against its two neighbours only (n log n, not n squared,
+    for documents full of names).
     """
     starts: list[int] = []
     kept: list[EntitySpan] = []
-    for span in sorted(spans, key=lambda s: (-len(s), -s.score, s.start)):
+    for span in sorted(spans, key=lambda s: (not is_redacted(s, redacted), -len(s), -s.score,
+                                             s.start)):
         i = bisect.bisect_left(starts, span.start)
         if i < len(kept) and kept[i].intersects(span):
             continue
@@ -155,16 +158,18 @@ def resolve_overlaps(spans: Iterable[EntitySpan]) -> tuple[EntitySpan, ...]:
 def propagate_mentions(
     segmented: SegmentedDocument, spans: Sequence[EntitySpan], labels: frozenset[str]
 ) -> tuple[EntitySpan, ...]:
-    """Finds other occurrences of redacted surface forms that no span covers.
+    """Finds other occurrences of redacted surface forms that no redacted span covers.
 
-    Matching is by whole words and case-insensitive, except that a one-word name
-    not written in lowercase never matches a lowercase word ("will" is not "Will";
-    "angela merkel" is "Angela Merkel").
+    Matching is by whole words in `normalize_surface` form (case-folded, NFKC,
+    invisible characters dropped), except that a one-word name not written in
+    lowercase never matches a lowercase word ("will" is not "Will"; "angela
+    merkel" is "Angela Merkel"). A mention inside a span that is not redacted
+    (a MISC "The Merkel era") is found too; `resolve_overlaps` then lets it win.
     Returns the new spans, marked `propagated`, with the score of their source.
     """
     doc_text = segmented.document.text
     words = [doc_text[s:e] for s, e in zip(segmented.word_starts, segmented.word_ends)]
-    folded = [w.casefold() for w in words]
+    folded = [normalize_surface(w) for w in words]
     word_at_start = {s: i for i, s in enumerate(segmented.word_starts)}
     covered = [False] * len(words)
     forms: dict[tuple[str, ...], EntitySpan] = {}
@@ -172,7 +177,7 @@ def propagate_mentions(
         first = word_at_start.get(span.start)
         last = first
         while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
-            covered[last] = True
+            covered[last] = covered[last] or is_redacted(span, labels)
             last += 1
         if is_redacted(span, labels) and first is not None:
             key = tuple(folded[first:last])
@@ -284,9 +289,10 @@ def redact(
     set on exactly those that were replaced), the redacted text and the
     replacements.
     """
-    spans = resolve_overlaps(spans)
+    spans = resolve_overlaps(spans, policy.labels)
     if policy.propagate:
-        spans = resolve_overlaps(spans + propagate_mentions(segmented, spans, policy.labels))
+        spans = resolve_overlaps(
+            spans + propagate_mentions(segmented, spans, policy.labels), policy.labels)
     text, replacements = redact_text(segmented.document.text, spans, policy)
     final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
     return final, text, replacements

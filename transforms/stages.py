@@ -11,12 +11,15 @@ from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
 from transforms import patterns as patterns_lib
 from transforms import read as read_lib
+from transforms import segment as segment_lib
 from transforms.audit import audit
+from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from transforms.labels import LabelScheme
 from transforms.realign import RedactionDecision, realign
 from transforms.records import (
@@ -24,10 +27,11 @@ from transforms.records import (
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
 from transforms.redact import RedactionPolicy, SecretKeyError, redact
-from transforms.segment import english_tokenizer, segment
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import AUDIT_FLAGGED, AUDIT_PREFIX, NAMESPACE, WORKER_PROCESSES
+from transforms.counters import (
+    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
+)
 DEAD = "dead_letter"
 
 
@@ -59,17 +63,31 @@ def _safe_detail(error: Exception) -> str:
 
 
 class Stage(beam.DoFn):
-    """One pipeline step: the template owns timing, failure routing and counting.
+    """One pipeline step: the template owns timing, the time budget, failure routing and counting.
 
     A subclass names its `stage` (the `time_us_<stage>` counter) and its
     `failure` reason, and writes `step` (the pure call; it may return a
     DeadLetter) and, if it has any, `count_output`. An exception in `step`
     dead-letters the element with the exception's type as detail, never its
-    message (messages can quote text).
+    message (messages can quote text). With a `record_timeout`, `step` runs in
+    a worker thread and an element that takes longer is dead-lettered as
+    `timeout` while the job goes on (see `transforms.budget.TimeBudget` for what
+    happens to the overrunning call); `on_timeout` lets a subclass drop state
+    that call may still be using.
     """
 
     stage: str = ""
     failure: Reason = Reason.ENCODE_ERROR
+
+    def __init__(self, record_timeout: Optional[float] = None):
+        super().__init__()
+        self._record_timeout = check_record_timeout(record_timeout)
+        self._budget: Optional[TimeBudget] = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_budget"] = None   # threads stay with the instance that started them
+        return state
 
     def document_of(self, element) -> Document:
         raise NotImplementedError
@@ -80,10 +98,30 @@ class Stage(beam.DoFn):
     def count_output(self, result) -> None:
         pass
 
+    def on_timeout(self) -> None:
+        pass
+
+    def _run_step(self, element):
+        if self._record_timeout is None:
+            return self.step(element)
+        if self._budget is None:
+            self._budget = TimeBudget(self._record_timeout)
+        return self._budget.run(self.step, element)
+
+    def teardown(self):
+        if self._budget is not None:
+            self._budget.close()
+
     def process(self, element) -> Iterable:
         try:
             with _Timer(self.stage):
-                result = self.step(element)
+                result = self._run_step(element)
+        except RecordTimeout as error:
+            self.on_timeout()
+            document = self.document_of(element)
+            yield dead_letter(DeadLetter(
+                document.source, Reason.TIMEOUT, f"{self.stage} {error}", document.doc_id))
+            return
         except Exception as error:
             document = self.document_of(element)
             yield dead_letter(DeadLetter(
@@ -111,7 +149,9 @@ class ReadRecords(beam.DoFn):
         timer = _Timer("read")
         emitted = 0
         try:
-            with readable_file.open() as handle:
+            # Raw bytes: read_records decompresses itself, with bounded memory and
+            # an error for a truncated stream (Beam's CompressedFile has neither).
+            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as handle:
                 records = read_lib.read_records(
                     handle, path, fmt, self._id_field, self._text_field, self._max_chars)
                 while True:
@@ -124,12 +164,17 @@ class ReadRecords(beam.DoFn):
                         continue
                     emitted += 1
                     count("records_in")
-                    yield dead_letter(result) if isinstance(result, DeadLetter) else result
+                    if isinstance(result, DeadLetter):
+                        yield dead_letter(result)
+                        continue
+                    if not result.text.strip():
+                        count(EMPTY_DOCUMENTS)
+                    yield result
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
                 f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
-                f"{type(error).__name__} after {emitted} records"))
+                f"{read_lib.describe_read_error(error)} after {emitted} records"))
 
 
 _WORKING = threading.Lock()
@@ -158,14 +203,24 @@ class Segment(Stage):
     stage, failure = "segment", Reason.SEGMENT_ERROR
 
     def setup(self):
-        english_tokenizer()  # load spaCy's rules once per worker, not on the first document
+        segment_lib.english_tokenizer()  # load spaCy's rules once per worker, not on the first document
 
     def document_of(self, document: Document) -> Document:
         return document
 
     def step(self, document: Document) -> SegmentedDocument:
-        note_working_process()
-        return segment(document)
+        return segment_lib.segment(document)
+
+    def process(self, document: Document) -> Iterable:
+        note_working_process()   # here, not in `step`: Beam counters belong to this thread
+        yield from super().process(document)
+
+    def on_timeout(self) -> None:
+        # The overrunning call may still be inside spaCy's tokenizer, whose cache is
+        # not safe to share between threads: later documents get a fresh one, built
+        # here rather than inside the next document's budget.
+        segment_lib.english_tokenizer.cache_clear()
+        segment_lib.english_tokenizer()
 
     def count_output(self, segmented: SegmentedDocument) -> None:
         count("words", segmented.num_words)
@@ -176,7 +231,9 @@ class Encode(Stage):
 
     stage, failure = "encode", Reason.ENCODE_ERROR
 
-    def __init__(self, model_spec, settings: encode_lib.EncodeSettings):
+    def __init__(self, model_spec, settings: encode_lib.EncodeSettings,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._spec = model_spec
         self._settings = settings
 
@@ -203,7 +260,9 @@ class Realign(Stage):
     stage, failure = "realign", Reason.REALIGN_ERROR
 
     def __init__(self, scheme: LabelScheme, aggregation: str,
-                 decision: Optional[RedactionDecision] = None):
+                 decision: Optional[RedactionDecision] = None,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._scheme = scheme
         self._aggregation = aggregation
         self._decision = decision
@@ -230,7 +289,9 @@ class DetectPatterns(Stage):
 
     stage, failure = "patterns", Reason.PATTERN_ERROR
 
-    def __init__(self, settings: patterns_lib.PatternSettings):
+    def __init__(self, settings: patterns_lib.PatternSettings,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._settings = settings
 
     def document_of(self, tagged: TaggedDocument) -> Document:
@@ -265,7 +326,8 @@ class Redact(Stage):
 
     stage, failure = "redact", Reason.REDACT_ERROR
 
-    def __init__(self, policy: RedactionPolicy):
+    def __init__(self, policy: RedactionPolicy, record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._policy = policy
         self._loaded = None
 
