@@ -20,7 +20,7 @@ from transforms.stages import read_secret_file
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
 DEFAULT_MODEL_TYPES = ("PER", "LOC", "ORG")
-DEFAULT_REDACT_THRESHOLD = 0.05
+DEFAULT_REDACT_THRESHOLD = 0.04
 
 
 class OptionsError(ValueError):
