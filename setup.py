@@ -36,5 +36,5 @@ setup(
     package_data={"models": ["default/*"], "pipeline": ["sample/*"]},
     install_requires=RUNTIME,
     extras_require={"train": TRAIN, "test": TEST, "bench": BENCH},
-    entry_points={"console_scripts": ["larvatus=pipeline.run:main"]},
+    entry_points={"console_scripts": ["larvatus=pipeline.run:console_main"]},
 )

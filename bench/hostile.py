@@ -358,7 +358,8 @@ CASES = [
 def _read_rows(output: Path, prefix: str) -> list:
     import pyarrow.parquet as pq
 
-    return [row for path in sorted(glob.glob(str(output / f"{prefix}-*.parquet")))
+    folder = {"annotations": "annotations", "dead_letter": "dead_letters"}[prefix]
+    return [row for path in sorted(glob.glob(str(output / folder / f"{prefix}-*.parquet")))
             for row in pq.read_table(path).to_pylist()]
 
 

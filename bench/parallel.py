@@ -114,7 +114,7 @@ def rows(output: Path) -> dict:
     import pyarrow.parquet as pq
 
     out = {}
-    for name in glob.glob(str(output / "annotations-*.parquet")):
+    for name in glob.glob(str(output / "annotations" / "annotations-*.parquet")):
         for row in pq.read_table(name).to_pylist():
             # scores are left out: a row differs only if its text or its spans do
             entities = tuple((e["start"], e["end"], e["label"]) for e in row["entities"])

@@ -1,7 +1,6 @@
 """The Beam graph: read, segment, encode, infer, realign, redact, write."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -12,7 +11,9 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
 from pipeline import schemas
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
+from pipeline.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
+)
 from transforms import stages
 from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
@@ -49,6 +50,7 @@ class JobConfig:
     model_copies: Optional[int] = None
     large_model: bool = False
     record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
+    input_base: str = ""   # sources and fallback ids are relative to it (transforms.read.input_base)
 
     @property
     def window_length(self) -> int:
@@ -122,7 +124,8 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
-                config.input_format, config.id_field, config.text_field, config.max_chars))
+                config.input_format, config.id_field, config.text_field, config.max_chars,
+                base=config.input_base))
             .with_outputs(stages.DEAD, main="ok"))
 
 
@@ -149,12 +152,12 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
+         join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

@@ -1,11 +1,13 @@
 """Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
 from __future__ import annotations
 
-import glob
+import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Optional, Sequence
 
@@ -18,7 +20,8 @@ from apache_beam.options.pipeline_options import (
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
+from pipeline import storage
+from pipeline.layout import SUMMARY_NAME, join
 from pipeline.options import (
     LarvatusOptions, OptionsError, help_text, pseudonym_key_source, resolve_redact_labels,
 )
@@ -26,24 +29,11 @@ from pipeline.summary import query_counters, summarize
 from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
 from transforms.patterns import PATTERN_LABELS, PatternSettings
+from transforms.read import input_base
 from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
-
-
-def prepare_output(output_dir: str, overwrite: bool) -> None:
-    """Refuses to mix a new run's shards with an old one's, unless told to replace them."""
-    ours = [p for prefix in (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX)
-            for p in glob.glob(os.path.join(output_dir, prefix + "-*"))]
-    ours += glob.glob(os.path.join(output_dir, SUMMARY_NAME))
-    if ours and not overwrite:
-        raise OptionsError(
-            f"{output_dir} already holds Larvatus output ({len(ours)} files); pass "
-            f"--overwrite to replace them or choose another --output.")
-    for path in ours:
-        os.remove(path)
-    os.makedirs(output_dir, exist_ok=True)
 
 
 def _option_error(option: str, error: ValueError) -> OptionsError:
@@ -59,8 +49,17 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     """
     if not options.input or not options.output:
         raise OptionsError("--input and --output are required (see --help)")
-    if not FileSystems.match([options.input])[0].metadata_list:
+    input_pattern = storage.absolute(options.input)
+    output_dir = storage.absolute(options.output)
+    if storage.is_local(input_pattern) and os.path.isdir(input_pattern):
+        raise OptionsError(
+            f"--input {options.input} is a folder; give a file pattern such as "
+            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    if not FileSystems.match([input_pattern])[0].metadata_list:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    if storage.is_local(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
+        raise OptionsError(f"--output {options.output} is a file; give a folder")
     spec = load_model_spec(options.model)
     labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
     if not labels:
@@ -96,7 +95,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     except ValueError as error:
         raise _option_error("--phone-regions", error) from error
     config = JobConfig(
-        input_pattern=options.input, output_dir=options.output,
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
         input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
@@ -157,31 +156,78 @@ def _summary_options(config: JobConfig) -> dict:
         "record_timeout": config.record_timeout}
 
 
+class _InterruptFlag:
+    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        self.seen = True
+        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:
-    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json)."""
+    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
+
+    Every check comes first (options, model, output folder); the Parquet files are
+    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
+    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
+    last, so its presence marks a complete run. A failed or interrupted run removes
+    its staging folder and leaves the earlier output as it was.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
-    prepare_output(config.output_dir, options.overwrite)
+    try:
+        storage.check_output(config.output_dir, options.overwrite)
+    except storage.OutputError as error:
+        raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
     LOG.info("model %s loads on %s", config.spec.name, probe.device)
     launcher_device = probe.device
     del probe
+    staging = storage.new_staging_dir(config.output_dir)
     started = time.perf_counter()
-    pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-    build(pipeline, config)
-    result = pipeline.run()
-    result.wait_until_finish()
+    interrupt = _InterruptFlag()
+    try:
+        with interrupt:
+            pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
+            build(pipeline, dataclasses.replace(config, output_dir=staging))
+            result = pipeline.run()
+            result.wait_until_finish()
+            counters = query_counters(result)
+    except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
+        storage.discard(staging)
+        if interrupt.seen and not isinstance(error, KeyboardInterrupt):
+            # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
+            raise KeyboardInterrupt from error
+        raise
     summary = summarize(
-        query_counters(result), wall_seconds=time.perf_counter() - started,
+        counters, wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
-    with open(os.path.join(config.output_dir, SUMMARY_NAME), "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, indent=2)
-    if not summary["counts_add_up"]:
+    storage.publish(staging, config.output_dir, summary)
+    if not summary["metrics_available"]:
+        LOG.error("the runner returned no metrics, so the record counts cannot be checked; "
+                  "the output was written but is not known to be complete")
+    elif not summary["counts_add_up"]:
         LOG.error("counts do not add up: %s in, %s out, %s dead-lettered",
                   summary["records_in"], summary["records_out"], summary["dead_lettered"])
     return summary
@@ -198,11 +244,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (OptionsError, ModelError) as error:
         print(f"larvatus: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("larvatus: interrupted; the run's temporary files were removed and any earlier "
+              "output was left as it was", file=sys.stderr)
+        return 130
     print(json.dumps({k: summary[k] for k in (
-        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason",
+        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason", "counts_add_up",
         "entities_by_label", "wall_seconds")}, indent=2))
     return 0 if summary["counts_add_up"] else 1
 
 
+def console_main() -> None:
+    """The `larvatus` console script and `python -m pipeline.run`: main(), then exit."""
+    status = main()
+    if status == 130:
+        # After Ctrl-C Beam's worker threads may still be unwinding (and re-raising the
+        # interrupt at shutdown); the staging folder is gone already, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -1,7 +1,7 @@
 """The job summary (_SUMMARY.json): Beam counters gathered into counts that add up, entities, timings."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from transforms.counters import (
     AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
@@ -11,13 +11,14 @@ from transforms.counters import (
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
 
 
-def query_counters(result) -> dict[str, int]:
-    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`."""
+def query_counters(result) -> Optional[dict[str, int]]:
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as
+    `time_us_infer`; None when the runner gives no metrics (then nothing can be checked)."""
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
     except Exception:  # a runner without metrics support
-        return counters
+        return None
     for counter in query["counters"]:
         if counter.key.metric.namespace != NAMESPACE:
             continue
@@ -38,9 +39,16 @@ def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = 
             if k.startswith(prefix) and k not in skip}
 
 
-def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[str, Any],
-              wall_seconds: float) -> dict:
-    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options."""
+def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
+              options: dict[str, Any], wall_seconds: float) -> dict:
+    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options.
+
+    Without metrics (`counters` None, or no record counted at all) `counts_add_up` is
+    false and `metrics_available` says why: zeros that cannot be checked are not a
+    complete run.
+    """
+    metrics_available = bool(counters) and RECORDS_IN in counters
+    counters = counters or {}
     dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
     records_in = counters.get(RECORDS_IN, 0)
     records_out = counters.get(RECORDS_OUT, 0)
@@ -50,7 +58,8 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
-        "counts_add_up": records_in == records_out + dead_total,
+        "counts_add_up": metrics_available and records_in == records_out + dead_total,
+        "metrics_available": metrics_available,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
         "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),

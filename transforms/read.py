@@ -381,6 +381,27 @@ def read_parquet(
             row_number += 1
 
 
+_GLOB_CHARS = "*?["
+
+
+def input_base(pattern: str) -> str:
+    """The folder a file pattern's matches are named relative to: everything before the
+    last "/" ahead of its first wildcard ("data/2024/*.jsonl" -> "data/2024";
+    "gs://b/in/**/x.txt" -> "gs://b/in"; a plain file's own folder)."""
+    cut = min((pattern.find(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
+    head = pattern[:cut]
+    return head.rsplit("/", 1)[0] if "/" in head else ""
+
+
+def source_name(path: str, base: str) -> str:
+    """A matched file's name as rows and dead letters show it: relative to `base` (so it does
+    not depend on how --input was spelled), always valid UTF-8 (bytes of a file name that
+    are not UTF-8 appear as \\xNN escapes instead of crashing the writer)."""
+    if base and path.startswith(base.rstrip("/") + "/"):
+        path = path[len(base.rstrip("/")) + 1:]
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def read_records(
     handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
     max_chars: int = DEFAULT_MAX_CHARS,

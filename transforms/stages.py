@@ -137,17 +137,20 @@ class Stage(beam.DoFn):
 class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
-    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int):
+    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
+                 base: str = ""):
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
         self._max_chars = max_chars
+        self._base = base
 
     def process(self, readable_file) -> Iterable:
-        path = readable_file.metadata.path
+        path = read_lib.source_name(readable_file.metadata.path, self._base)
         fmt = read_lib.format_for_path(path, self._format)
         timer = _Timer("read")
         emitted = 0
+        count("records_in", 0)   # present even for an empty file: zero is a checked count
         try:
             # Raw bytes: read_records decompresses itself, with bounded memory and
             # an error for a truncated stream (Beam's CompressedFile has neither).
