@@ -194,8 +194,8 @@ def evaluate_model_dir(model_dir: str, golds: Sequence[GoldDocument], segmentati
     return [metrics.document_counts(g.spans, p) for g, p in zip(golds, predictions)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.evaluate", description=__doc__)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m models.evaluate") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--model", required=True, help="Model directory.")
     parser.add_argument("--data", required=True, help="CoNLL-format file (BIO tags).")
     parser.add_argument("--compare", default=None,

@@ -283,9 +283,8 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
     return meta
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m models.export", description=__doc__)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m models.export") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--checkpoint", required=True,
                         help="Hugging Face token-classification checkpoint directory.")
     parser.add_argument("--output", required=True, help="Model directory to write.")

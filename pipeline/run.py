@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import signal
@@ -20,12 +19,14 @@ from apache_beam.options.pipeline_options import (
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
-from pipeline import storage
-from pipeline.layout import SUMMARY_NAME, join
+from pipeline import arguments, logs, preflight, storage
+from pipeline.layout import DEAD_LETTERS_DIR, SUMMARY_NAME, join
 from pipeline.options import (
-    LarvatusOptions, OptionsError, help_text, pseudonym_key_source, resolve_redact_labels,
+    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
+    pseudonym_key_source, resolve_redact_labels,
 )
-from pipeline.summary import query_counters, summarize
+from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
+from pipeline.summary import dead_letter_failure, query_counters, summarize
 from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
 from transforms.patterns import PATTERN_LABELS, PatternSettings
@@ -55,8 +56,14 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise OptionsError(
             f"--input {options.input} is a folder; give a file pattern such as "
             f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
-    if not FileSystems.match([input_pattern])[0].metadata_list:
+    files = preflight.input_files(input_pattern)
+    if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_fields(
+        files, options.input_format,
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
+    if not 0 <= options.max_dead_letter_ratio <= 1:
+        raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
     if storage.is_local(output_dir) and os.path.exists(output_dir) \
             and not os.path.isdir(output_dir):
         raise OptionsError(f"--output {options.output} is a file; give a folder")
@@ -96,6 +103,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise _option_error("--phone-regions", error) from error
     config = JobConfig(
         input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
         input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
@@ -180,7 +188,8 @@ class _InterruptFlag:
         return False
 
 
-def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:
+def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
+        progress: Optional[ProgressSettings] = None) -> dict:
     """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
 
     Every check comes first (options, model, output folder); the Parquet files are
@@ -204,14 +213,29 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     launcher_device = probe.device
     del probe
     staging = storage.new_staging_dir(config.output_dir)
+    files = preflight.input_files(config.input_pattern)
+    size = preflight.total_bytes(files)
+    LOG.info("reading %d file(s)%s matching %s", len(files),
+             f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
+    monitor = None
+    if progress is not None and test_pipeline is None and is_local_runner(
+            pipeline_options.view_as(StandardOptions).runner):
+        monitor = progress.monitor(size, local=True)
+    job = dataclasses.replace(config, output_dir=staging,
+                              progress_dir=monitor.directory if monitor else None)
     started = time.perf_counter()
     interrupt = _InterruptFlag()
     try:
         with interrupt:
             pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-            build(pipeline, dataclasses.replace(config, output_dir=staging))
-            result = pipeline.run()
-            result.wait_until_finish()
+            build(pipeline, job)
+            if monitor is None:
+                result = pipeline.run()
+                result.wait_until_finish()
+            else:
+                with monitor:
+                    result = pipeline.run()
+                    result.wait_until_finish()
             counters = query_counters(result)
     except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
         storage.discard(staging)
@@ -233,25 +257,81 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     return summary
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
+    """What a finished job prints on stdout: counts, where things are, what to run next."""
+    entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
+        summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
+    dead = summary["dead_lettered"]
+    reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
+    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return [
+        f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
+        f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
+        f"entities: {entities}",
+        f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
+        f"output: {output_dir}",
+        f"next: {command} show {output_dir}   or   {command} report {output_dir}",
+    ]
+
+
+def _launcher_options(argv: Sequence[str], prog: str):
+    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
+    parser = arguments.ArgumentParser(prog=prog, add_help=False)
+    add_launcher_args(parser)
+    return parser.parse_known_args(list(argv))
+
+
+def _beam_help(prog: str) -> str:
+    parser = arguments.beam_parser()
+    parser.prog = prog
+    return parser.format_help()
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
+    """`larvatus run`: strict options, logging, then the job; returns the exit status.
+
+    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    not add up or could not be checked); 2 a bad command line, option, input or
+    model (nothing ran); 130 interrupted.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in argv or "--help" in argv:
-        print(help_text())
+    checked, unchecked = arguments.split_unchecked(argv)
+    if "-h" in checked or "--help" in checked:
+        print(help_text(prog))
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        summary = run(argv)
+        launcher, job_argv = _launcher_options(checked, prog)
+        if launcher.help_beam:
+            print(_beam_help(prog))
+            return 0
+        arguments.check_job_arguments(job_argv, job_parser(prog, arguments.ArgumentParser))
+    except arguments.UsageError as error:
+        return arguments.report_usage_error(
+            prog, error, f"See '{prog} --help' (Larvatus options) and "
+                         f"'{prog} --help-beam' (Beam options).")
+    logs.configure(prog, -1 if launcher.quiet else launcher.verbose)
+    progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
+                                launcher.progress_interval, prog)
+    try:
+        summary = run(job_argv + unchecked, progress=progress)
     except (OptionsError, ModelError) as error:
-        print(f"larvatus: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("larvatus: interrupted; the run's temporary files were removed and any earlier "
+        print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "
               "output was left as it was", file=sys.stderr)
         return 130
-    print(json.dumps({k: summary[k] for k in (
-        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason", "counts_add_up",
-        "entities_by_label", "wall_seconds")}, indent=2))
-    return 0 if summary["counts_add_up"] else 1
+    options = PipelineOptions(job_argv + unchecked).view_as(LarvatusOptions)
+    output_dir = storage.absolute(options.output)
+    if not launcher.quiet:
+        print("\n".join(_closing_lines(summary, output_dir, prog)))
+    status = 0 if summary["counts_add_up"] else 1
+    failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
+    if failure:
+        print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
+              f"and detail are in {join(output_dir, DEAD_LETTERS_DIR)}.", file=sys.stderr)
+        status = 1
+    return status
 
 
 def console_main() -> None:

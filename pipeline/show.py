@@ -13,6 +13,8 @@ from pipeline.layout import (
 
 USAGE = """usage: python -m pipeline.show OUTPUT_DIR
 
+example: larvatus show out/
+
 Prints a finished job's counts, entities by label, audit totals and the redacted text of
 the riskiest documents (never the original text). OUTPUT_DIR may be a local folder or any
 Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
@@ -88,18 +90,19 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog: str = "python -m pipeline.show") -> int:
     argv = sys.argv[1:] if argv is None else argv
+    usage = USAGE.replace("python -m pipeline.show", prog)
     if any(a in ("-h", "--help") for a in argv):
-        print(USAGE)
+        print(usage)
         return 0
-    if len(argv) != 1:
-        print(USAGE, file=sys.stderr)
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(f"{prog}: error: expected one OUTPUT_DIR\n{usage}", file=sys.stderr)
         return 2
     try:
         print(show(argv[0]))
     except IncompleteRun as error:
-        print(f"larvatus show: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 1
     return 0
 

@@ -79,3 +79,24 @@ def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
         "options": options,
         "beam_counters": dict(sorted(counters.items())),
     }
+
+
+def dead_letter_failure(summary: dict, max_ratio: float) -> Optional[str]:
+    """Why a finished job counts as failed for its dead letters, or None.
+
+    More than `max_ratio` of the records dead-lettered, or every record (when
+    there was at least one), fails the job; the message lists the reasons.
+    """
+    records_in = summary.get("records_in", 0)
+    dead = summary.get("dead_lettered", 0)
+    if not records_in or not dead:
+        return None
+    ratio = dead / records_in
+    if ratio <= max_ratio and dead < records_in:
+        return None
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(
+        (summary.get("dead_lettered_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    why = ("every record was dead-lettered" if dead == records_in
+           else f"more than --max-dead-letter-ratio {max_ratio:g}")
+    return (f"{dead:,} of {records_in:,} records ({ratio:.0%}) were dead-lettered ({why}); "
+            f"reasons: {reasons}")

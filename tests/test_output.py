@@ -215,3 +215,23 @@ def test_remote_output_goes_through_beam_filesystems(tmp_path, rigged_model_dir,
     with pytest.raises(OptionsError, match="already holds a complete Larvatus run"):
         run(args(source, out, rigged_model_dir))
     assert "records in 3, out 3" in show_module.show(out)
+
+
+def test_readme_snippets_read_each_subfolder_as_one_table(tmp_path, rigged_model_dir, monkeypatch):
+    import duckdb
+    import pandas as pd
+    import polars as pl
+
+    source = write_docs(tmp_path / "in.jsonl")
+    with source.open("a") as handle:
+        handle.write("[1]\n")
+    run(args(source, tmp_path / "out", rigged_model_dir))
+    monkeypatch.chdir(tmp_path)
+    rows = pd.read_parquet("out/annotations")
+    dead = pd.read_parquet("out/dead_letters")
+    assert len(rows) == 3 and list(dead["reason"]) == ["not_an_object"]
+    counts = dict(duckdb.sql("""select e.label, count(*) from 'out/annotations/*.parquet',
+                                unnest(entities) as t(e) group by 1""").fetchall())
+    assert counts and sum(counts.values()) == sum(len(e) for e in rows["entities"])
+    entities = pl.read_parquet("out/annotations/*.parquet").explode("entities").unnest("entities")
+    assert {"id", "label", "start", "end"} <= set(entities.columns)

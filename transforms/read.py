@@ -1,6 +1,7 @@
 """Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from typing import IO, Any, Callable, Iterator, Optional, Union
@@ -402,20 +403,27 @@ def source_name(path: str, base: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def hashed_name(name: str) -> str:
+    """A file name that cannot be read back: `sha256:` and 16 hex digits of its SHA-256."""
+    return "sha256:" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+
+
 def read_records(
     handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, source: Optional[str] = None,
 ) -> Iterator[Optional[ParseResult]]:
     """Documents, dead letters and blank lines of one file in the given format.
 
-    `handle` is the file's raw bytes; a compressed file (by suffix) is read
-    through `open_decompressed`.
+    `handle` is the file's raw bytes; a compressed file (by `path`'s suffix) is
+    read through `open_decompressed`. Sources (and fallback ids) start with
+    `source`, by default `path`.
     """
     handle = open_decompressed(handle, path)
+    source = path if source is None else source
     if fmt == "jsonl":
-        return read_jsonl(handle, path, id_field, text_field, max_chars)
+        return read_jsonl(handle, source, id_field, text_field, max_chars)
     if fmt == "text":
-        return read_text(handle, path, max_chars)
+        return read_text(handle, source, max_chars)
     if fmt == "parquet":
-        return read_parquet(handle, path, id_field, text_field, max_chars)
+        return read_parquet(handle, source, id_field, text_field, max_chars)
     raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")
