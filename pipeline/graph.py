@@ -10,10 +10,16 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
-from pipeline import schemas, storage
-from pipeline.layout import ANNOTATIONS_DIR, DEAD_LETTERS_DIR, PARQUET_SUFFIX, PART_PREFIX
+from pipeline import schemas
+from pipeline.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
+)
 from transforms import stages
+from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
+from transforms.patterns import PatternSettings
+from transforms.progress import progress_file
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
@@ -39,13 +45,17 @@ class JobConfig:
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
-    input_files: Optional[storage.InputFiles] = None   # base folder, folder mode; None: the pattern as is
-    text_ids: str = "path"      # files read as text: "path" or "hash" (see ReadRecords)
-    key_env: str = ""           # environment variable with the key for text_ids="hash"
-
-    @property
-    def files(self) -> storage.InputFiles:
-        return self.input_files or storage.InputFiles(self.input_pattern, "")
+    patterns: PatternSettings = PatternSettings(labels=frozenset())
+    decision: Optional[RedactionDecision] = None
+    processes_per_machine: int = 1
+    model_copies: Optional[int] = None
+    large_model: bool = False
+    record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
+    input_base: str = ""   # sources and fallback ids are relative to it (transforms.read.input_base)
+    text_ids: str = "path"   # text input: ids from the relative path, or its hash
+    # A local folder where workers keep running totals for the progress line
+    # (transforms/progress.py); None: no progress reporting.
+    progress_dir: Optional[str] = None
 
     @property
     def window_length(self) -> int:
@@ -62,7 +72,9 @@ class JobConfig:
     def handler(self) -> OnnxTokenClassifierHandler:
         return OnnxTokenClassifierHandler(
             self.spec, device=self.device, batch_tokens=self.batch_tokens,
-            intra_op_threads=self.intra_op_threads)
+            intra_op_threads=self.intra_op_threads,
+            processes_per_machine=self.processes_per_machine,
+            model_copies=self.model_copies, large_model=self.large_model)
 
 
 class AnnotateDocuments(beam.PTransform):
@@ -74,26 +86,33 @@ class AnnotateDocuments(beam.PTransform):
 
     def expand(self, documents):
         config = self._config
-        segmented = documents | "Segment" >> beam.ParDo(stages.Segment()).with_outputs(
+        timeout = config.record_timeout
+        segmented = documents | "Segment" >> beam.ParDo(stages.Segment(timeout)).with_outputs(
             stages.DEAD, main="ok")
         encoded = segmented.ok | "Encode" >> beam.ParDo(stages.Encode(
-            config.spec, config.encode_settings)).with_outputs(
+            config.spec, config.encode_settings, timeout)).with_outputs(
                 stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
         tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation)).with_outputs(
-                stages.DEAD, main="ok")
-        annotated = tagged.ok | "Redact" >> beam.ParDo(stages.Redact(config.policy))
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout)
+        ).with_outputs(stages.DEAD, main="ok")
+        merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
+            stages.DetectPatterns(config.patterns, timeout)).with_outputs(stages.DEAD, main="ok")
+        redacted = merged.ok | "Redact" >> beam.ParDo(
+            stages.Redact(config.policy, timeout)).with_outputs(stages.DEAD, main="ok")
+        annotated = redacted.ok | "Audit" >> beam.ParDo(
+            stages.AuditRedacted(timeout)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
         dead = (
             (segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
+             merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
              failed_inference)
             | "MergeDeadLetters" >> beam.Flatten())
-        return {"annotated": annotated, stages.DEAD: dead}
+        return {"annotated": annotated.ok, stages.DEAD: dead}
 
 
 class ReadDocuments(beam.PTransform):
@@ -105,50 +124,76 @@ class ReadDocuments(beam.PTransform):
 
     def expand(self, pbegin):
         config = self._config
-        files = config.files
-        matched = pbegin | "MatchFiles" >> fileio.MatchFiles(files.pattern)
-        if files.directory:
-            matched = matched | "SkipHidden" >> beam.Filter(storage.keeps_file, files)
         return (
-            matched
+            pbegin
+            | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
-                base=files.base, file_names=config.text_ids, key_env=config.key_env))
+                base=config.input_base, hash_text_ids=config.text_ids == "hash",
+                progress_dir=config.progress_dir))
             .with_outputs(stages.DEAD, main="ok"))
 
 
 class ToAnnotationRow(beam.DoFn):
     """AnnotatedDocument -> a dict row of the annotation schema, counted as written."""
 
-    def __init__(self, model_info: dict, keep_text: bool):
+    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None):
         self._model = model_info
         self._keep_text = keep_text
+        self._progress_dir = progress_dir
+        self._progress = None
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
 
     def process(self, doc):
         stages.count("records_out")
+        if self._progress is not None:
+            self._progress.add(documents=1, words=doc.num_words)
         yield schemas.annotation_row(doc, self._model, self._keep_text)
 
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
 
-def build(pipeline: beam.Pipeline, config: JobConfig, run_dir: str) -> dict:
-    """Wires the whole job onto `pipeline`, writing into `run_dir`; returns its PCollections.
 
-    `run_dir` is the run's temporary folder (`storage.start_run`); the launcher
-    moves its `annotations/` and `dead_letters/` into the output folder once the
-    job has finished.
-    """
+class ToDeadLetterRow(beam.DoFn):
+    """DeadLetter -> a dict row of the dead-letter schema (and a record done, for progress)."""
+
+    def __init__(self, progress_dir: Optional[str] = None):
+        self._progress_dir = progress_dir
+        self._progress = None
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
+
+    def process(self, letter):
+        if self._progress is not None:
+            self._progress.add(documents=1, dead_lettered=1)
+        yield schemas.dead_letter_row(letter)
+
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
+
+
+def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
+    """Wires the whole job onto `pipeline`; returns its PCollections by name."""
     read = pipeline | "ReadDocuments" >> ReadDocuments(config)
-    annotated = read.ok | "Annotate" >> AnnotateDocuments(config)
+    # Reading a file is not splittable, so without this one worker would annotate every
+    # document of a file; after it, documents spread over all workers.
+    documents = read.ok | "SpreadDocuments" >> beam.Reshuffle()
+    annotated = documents | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
-     | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
+     | "ToRows" >> beam.ParDo(ToAnnotationRow(
+         config.model_info, config.keep_text, config.progress_dir))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         storage.join(run_dir, ANNOTATIONS_DIR, PART_PREFIX),
+         join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
-     | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
+     | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         storage.join(run_dir, DEAD_LETTERS_DIR, PART_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

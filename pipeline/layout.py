@@ -1,32 +1,24 @@
-"""Where a job's files go inside its output folder: one place for every name.
-
-    OUT/_SUMMARY.json                     written last, `"complete": true`: the run is whole
-    OUT/annotations/part-SSSSS-of-NNNNN.parquet
-    OUT/dead_letters/part-SSSSS-of-NNNNN.parquet
-    OUT/.larvatus-run-<hex>/              a run in progress (or killed): the same tree, moved
-                                          into place only once the job has finished
-"""
+"""Where a job's files go inside its output folder: one place for every name."""
 from __future__ import annotations
 
-ANNOTATIONS_DIR = "annotations"
-DEAD_LETTERS_DIR = "dead_letters"
-DATA_DIRS = (ANNOTATIONS_DIR, DEAD_LETTERS_DIR)
-PART_PREFIX = "part"   # Beam appends -SSSSS-of-NNNNN and the suffix
+ANNOTATIONS_DIR = "annotations"            # OUT/annotations/annotations-00000-of-00002.parquet
+DEAD_LETTERS_DIR = "dead_letters"          # OUT/dead_letters/dead_letter-00000-of-00001.parquet
+ANNOTATIONS_PREFIX = "annotations"
+DEAD_LETTER_PREFIX = "dead_letter"
+SUMMARY_NAME = "_SUMMARY.json"             # written last: its presence marks a complete run
 PARQUET_SUFFIX = ".parquet"
-SUMMARY_NAME = "_SUMMARY.json"
-RUN_DIR_PREFIX = ".larvatus-run-"
-BEAM_TEMP_PREFIX = "beam-temp-"   # Beam's own temporary folders (killed runs of old layouts)
-LEGACY_PREFIXES = ("annotations-", "dead_letter-")   # the flat layout this one replaced
+STAGING_PREFIX = ".larvatus-staging-"      # a run writes here, then moves its files into place
+BEAM_TEMP_PREFIX = "beam-temp-"            # what an interrupted Beam write leaves behind
 
 
-def is_ours(top_level_name: str) -> bool:
-    """Whether a name directly inside OUT belongs to a Larvatus run (finished or not)."""
-    return (top_level_name in DATA_DIRS or top_level_name == SUMMARY_NAME
-            or top_level_name.startswith((RUN_DIR_PREFIX, BEAM_TEMP_PREFIX))
-            or (top_level_name.startswith(LEGACY_PREFIXES)
-                and top_level_name.endswith(PARQUET_SUFFIX)))
+def join(base: str, *parts: str) -> str:
+    """Joins path parts with "/" (local paths and every Beam filesystem URL alike)."""
+    return "/".join([base.rstrip("/"), *parts])
 
 
-def is_temporary(top_level_name: str) -> bool:
-    """Whether a name directly inside OUT is a run's temporary folder."""
-    return top_level_name.startswith((RUN_DIR_PREFIX, BEAM_TEMP_PREFIX))
+def annotation_files_pattern(output_dir: str) -> str:
+    return join(output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX + "-*" + PARQUET_SUFFIX)
+
+
+def dead_letter_files_pattern(output_dir: str) -> str:
+    return join(output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX + "-*" + PARQUET_SUFFIX)

@@ -1,9 +1,9 @@
 """Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
 from __future__ import annotations
 
-import contextlib
-import json
+import dataclasses
 import logging
+import os
 import signal
 import sys
 import threading
@@ -11,20 +11,27 @@ import time
 from typing import Optional, Sequence
 
 import apache_beam as beam
-from apache_beam.io.filesystem import BeamIOError
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import (
+    DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
+)
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
-from pipeline import storage
 from pipeline.graph import JobConfig, build
-from pipeline.layout import SUMMARY_NAME
+from pipeline import arguments, logs, preflight, storage
+from pipeline.layout import DEAD_LETTERS_DIR, SUMMARY_NAME, join
 from pipeline.options import (
-    LarvatusOptions, OptionsError, file_name_key_env, help_text, pseudonym_key,
+    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
+    pseudonym_key_source, resolve_redact_labels,
 )
-from pipeline.storage import OutputError
-from pipeline.summary import query_counters, summarize
+from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
+from pipeline.summary import dead_letter_failure, query_counters, summarize
+from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
+from transforms.patterns import PATTERN_LABELS, PatternSettings
+from transforms.read import input_base
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
@@ -43,19 +50,28 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     """
     if not options.input or not options.output:
         raise OptionsError("--input and --output are required (see --help)")
-    output = storage.absolute(options.output)
-    files = _check_input(options.input, output)
-    try:
-        storage.check_output(output, options.overwrite)
-    except OutputError as error:
-        raise OptionsError(str(error)) from error
-    key_env = file_name_key_env(options)
-    spec = load_model_spec(options.model)
-    unknown = set(_split_labels(options.redact_labels)) - set(spec.scheme.entity_types)
-    if unknown:
+    input_pattern = storage.absolute(options.input)
+    output_dir = storage.absolute(options.output)
+    if storage.is_local(input_pattern) and os.path.isdir(input_pattern):
         raise OptionsError(
-            f"--redact-labels names {sorted(unknown)}, which the model does not predict; "
-            f"it predicts {list(spec.scheme.entity_types)}")
+            f"--input {options.input} is a folder; give a file pattern such as "
+            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    files = preflight.input_files(input_pattern)
+    if not files:
+        raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_fields(
+        files, options.input_format,
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
+    if not 0 <= options.max_dead_letter_ratio <= 1:
+        raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
+    if storage.is_local(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
+        raise OptionsError(f"--output {options.output} is a file; give a folder")
+    spec = load_model_spec(options.model)
+    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
+    if not labels:
+        LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
+                    "and identifier of the input")
     window_length = spec.max_length if options.window_length is None else options.window_length
     overlap = default_overlap(window_length) if options.window_overlap is None \
         else options.window_overlap
@@ -66,40 +82,71 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     if options.max_chars < 1:
         raise OptionsError("--max-chars must be positive")
     try:
+        record_timeout = check_record_timeout(options.record_timeout)
+    except ValueError as error:
+        raise _option_error("--record-timeout", error) from error
+    try:
         policy = RedactionPolicy(
-            labels=frozenset(_split_labels(options.redact_labels)), style=options.placeholder,
-            key=pseudonym_key(options), propagate=options.propagate)
+            labels=labels, style=options.placeholder,
+            key_source=pseudonym_key_source(options), propagate=options.propagate)
     except ValueError as error:
         raise _option_error("--placeholder", error) from error
+    model_types = labels & set(spec.scheme.entity_types)
+    try:
+        decision = RedactionDecision(model_types, options.redact_threshold) if model_types else None
+    except ValueError as error:
+        raise _option_error("--redact-threshold", error) from error
+    try:
+        patterns = PatternSettings(labels=labels & set(PATTERN_LABELS),
+                                   phone_regions=tuple(_split_labels(options.phone_regions)))
+    except ValueError as error:
+        raise _option_error("--phone-regions", error) from error
     config = JobConfig(
-        input_pattern=files.pattern, output_dir=output,
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
         input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
-        input_files=files, text_ids=options.text_ids, key_env=key_env)
+        patterns=patterns, decision=decision,
+        processes_per_machine=processes_per_machine(options),
+        model_copies=options.model_copies, large_model=options.large_model,
+        record_timeout=record_timeout)
     try:
         config.handler()
     except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads", error) from error
+        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
     return config
 
 
-def _check_input(given: str, output: str) -> storage.InputFiles:
-    """--input resolved (local paths absolute, a folder read recursively) and matching files."""
+def processes_per_machine(options: PipelineOptions) -> int:
+    """SDK worker processes the chosen runner starts on each machine (0: one per core).
+
+    DirectRunner: --direct_num_workers in multi_processing mode (0 there means
+    one per core), else 1. Dataflow: one per vCPU unless the
+    no_use_multiple_sdk_containers experiment asks for one. Portable runners
+    (Flink, Spark, PortableRunner): --sdk_worker_parallelism (0: the runner
+    decides, counted as one per core). The handler splits the cores between them.
+    """
+    standard = options.view_as(StandardOptions)
+    runner = standard.runner if isinstance(standard.runner, str) else \
+        type(standard.runner).__name__ if standard.runner else "DirectRunner"
+    runner = runner.rsplit(".", 1)[-1]
+    if runner in ("DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
+                  "FnApiRunner", "TestDirectRunner"):
+        direct = options.view_as(DirectOptions)
+        if direct.direct_running_mode == "multi_processing":
+            return direct.direct_num_workers if direct.direct_num_workers is not None else 1
+        return 1
+    if runner in ("DataflowRunner", "TestDataflowRunner"):
+        experiments = options.view_as(DebugOptions).experiments or []
+        return 1 if "no_use_multiple_sdk_containers" in experiments else 0
+    parallelism = options.view_as(PortableOptions).sdk_worker_parallelism
     try:
-        files = storage.resolve_input(given, output)
-        matched = storage.match_input(files)
-    except (ValueError, BeamIOError) as error:   # no filesystem for the scheme, listing failed
-        raise OptionsError(f"--input {given!r}: {error}") from error
-    if not matched:
-        if files.directory:
-            raise OptionsError(
-                f"--input {given!r} is a folder with no file to read (names starting with "
-                f". or _ are skipped, and so is --output)")
-        raise OptionsError(f"--input {given!r} matches no file")
-    return files
+        return max(0, int(parallelism))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _split_labels(value: str) -> list[str]:
@@ -107,148 +154,197 @@ def _split_labels(value: str) -> list[str]:
 
 
 def _summary_options(config: JobConfig) -> dict:
-    # With hashed names no path at all goes into the output: a folder can be a name too.
-    hashed = config.text_ids == "hash"
     return {
-        "input": None if hashed else config.input_pattern,
-        "input_base": None if hashed else config.files.base, "text_ids": config.text_ids,
-        "aggregation": config.aggregation,
+        "input": config.input_pattern, "aggregation": config.aggregation,
         "redact_labels": sorted(config.policy.labels), "placeholder": config.policy.style,
+        "redact_threshold": config.decision.threshold if config.decision else None,
+        "phone_regions": list(config.patterns.phone_regions),
         "propagate": config.policy.propagate, "window_length": config.window_length,
-        "window_overlap": config.window_overlap, "keep_text": config.keep_text}
+        "window_overlap": config.window_overlap, "keep_text": config.keep_text,
+        "record_timeout": config.record_timeout}
 
 
-class _Interrupts:
-    """Notes SIGINT (Ctrl-C) during the job, so that an interrupt is never taken for a failure.
-
-    Beam and native libraries may wrap the KeyboardInterrupt (tokenizers and ONNX
-    Runtime turn it into a RuntimeError) or a DoFn may catch it; the flag says
-    what happened whatever arrives. `deferred()` holds SIGINT back while a
-    finished run is moved into place (a few renames), so that a folder is never
-    left half replaced by a late Ctrl-C. Only in the main thread, and only where
-    SIGINT is not ignored (a background job keeps ignoring it).
-    """
+class _InterruptFlag:
+    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
 
     def __init__(self):
-        self.requested = False
-        self._active = (threading.current_thread() is threading.main_thread()
-                        and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+        self.seen = False
+        self._previous = None
 
-    def _raise(self, signum, frame):
-        self.requested = True
-        # Beam logs the interrupt once per stage it unwinds, with tracebacks; the job is
-        # stopping on purpose, so the launcher's one line says it all.
-        logging.disable(logging.CRITICAL)
+    def _handle(self, signum, frame):
+        self.seen = True
+        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
         raise KeyboardInterrupt
 
-    def _note(self, signum, frame):
-        self.requested = True
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
 
-    @contextlib.contextmanager
-    def _handled_by(self, handler):
-        if not self._active:
-            yield
-            return
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-    def watching(self):
-        return self._handled_by(self._raise)
-
-    def deferred(self):
-        return self._handled_by(self._note)
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
 
 
-def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:
+def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
+        progress: Optional[ProgressSettings] = None) -> dict:
     """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
 
-    Lifecycle: every check first (`make_config`, touching nothing); the job
-    writes into a fresh OUTPUT/.larvatus-run-<hex>/; only once it has finished
-    are its files moved into place (replacing an old run with --overwrite) and
-    `_SUMMARY.json` written, last, with `"complete": true`. A failed or
-    interrupted job removes its run folder and leaves the output as it was.
+    Every check comes first (options, model, output folder); the Parquet files are
+    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
+    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
+    last, so its presence marks a complete run. A failed or interrupted run removes
+    its staging folder and leaves the earlier output as it was.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
+    FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
+    try:
+        storage.check_output(config.output_dir, options.overwrite)
+    except storage.OutputError as error:
+        raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
     LOG.info("model %s loads on %s", config.spec.name, probe.device)
     launcher_device = probe.device
     del probe
-    interrupts = _Interrupts()
-    output_existed = storage.is_directory(config.output_dir)
-    run_dir = storage.start_run(config.output_dir)
-    finishing = False
+    staging = storage.new_staging_dir(config.output_dir)
+    files = preflight.input_files(config.input_pattern)
+    size = preflight.total_bytes(files)
+    LOG.info("reading %d file(s)%s matching %s", len(files),
+             f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
+    monitor = None
+    if progress is not None and test_pipeline is None and is_local_runner(
+            pipeline_options.view_as(StandardOptions).runner):
+        monitor = progress.monitor(size, local=True)
+    job = dataclasses.replace(config, output_dir=staging,
+                              progress_dir=monitor.directory if monitor else None)
+    started = time.perf_counter()
+    interrupt = _InterruptFlag()
     try:
-        with interrupts.watching():
-            started = time.perf_counter()
+        with interrupt:
             pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-            build(pipeline, config, run_dir)
-            result = pipeline.run()
-            result.wait_until_finish()
-        if interrupts.requested:   # caught and swallowed somewhere inside the job
-            raise KeyboardInterrupt
-        summary = summarize(
-            query_counters(result), wall_seconds=time.perf_counter() - started,
-            model={**config.model_info, "path": config.spec.path,
-                   "launcher_device": launcher_device},
-            options=_summary_options(config))
-        with interrupts.deferred():
-            finishing = True
-            summary = storage.finish_run(
-                config.output_dir, run_dir, summary, replace=options.overwrite)
-    except BaseException as error:
-        if interrupts.requested:
-            logging.disable(logging.NOTSET)
-        if not finishing:   # once files move, a half-moved folder reads as incomplete: keep it
-            _discard(run_dir, config.output_dir if not output_existed else None)
-        if interrupts.requested and not isinstance(error, KeyboardInterrupt):
+            build(pipeline, job)
+            if monitor is None:
+                result = pipeline.run()
+                result.wait_until_finish()
+            else:
+                with monitor:
+                    result = pipeline.run()
+                    result.wait_until_finish()
+            counters = query_counters(result)
+    except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
+        storage.discard(staging)
+        if interrupt.seen and not isinstance(error, KeyboardInterrupt):
+            # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
             raise KeyboardInterrupt from error
         raise
+    summary = summarize(
+        counters, wall_seconds=time.perf_counter() - started,
+        model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
+        options=_summary_options(config))
+    storage.publish(staging, config.output_dir, summary)
     if not summary["metrics_available"]:
-        LOG.error("the runner reported no metrics: the output is complete but its counts "
-                  "could not be checked (%s says metrics_available: false)", SUMMARY_NAME)
+        LOG.error("the runner returned no metrics, so the record counts cannot be checked; "
+                  "the output was written but is not known to be complete")
     elif not summary["counts_add_up"]:
         LOG.error("counts do not add up: %s in, %s out, %s dead-lettered",
                   summary["records_in"], summary["records_out"], summary["dead_lettered"])
     return summary
 
 
-def _discard(run_dir: str, created_output: Optional[str]) -> None:
-    try:
-        storage.discard_run(run_dir, created_output)
-    except Exception as error:  # never hide the job's own error behind a clean-up error
-        LOG.error("could not remove the run folder %s: %s", run_dir, error)
+def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
+    """What a finished job prints on stdout: counts, where things are, what to run next."""
+    entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
+        summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
+    dead = summary["dead_lettered"]
+    reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
+    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return [
+        f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
+        f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
+        f"entities: {entities}",
+        f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
+        f"output: {output_dir}",
+        f"next: {command} show {output_dir}   or   {command} report {output_dir}",
+    ]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _launcher_options(argv: Sequence[str], prog: str):
+    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
+    parser = arguments.ArgumentParser(prog=prog, add_help=False)
+    add_launcher_args(parser)
+    return parser.parse_known_args(list(argv))
+
+
+def _beam_help(prog: str) -> str:
+    parser = arguments.beam_parser()
+    parser.prog = prog
+    return parser.format_help()
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
+    """`larvatus run`: strict options, logging, then the job; returns the exit status.
+
+    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    not add up or could not be checked); 2 a bad command line, option, input or
+    model (nothing ran); 130 interrupted.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in argv or "--help" in argv:
-        print(help_text())
+    checked, unchecked = arguments.split_unchecked(argv)
+    if "-h" in checked or "--help" in checked:
+        print(help_text(prog))
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        summary = run(argv)
-    except (OptionsError, ModelError, OutputError) as error:
-        print(f"larvatus: error: {error}", file=sys.stderr)
+        launcher, job_argv = _launcher_options(checked, prog)
+        if launcher.help_beam:
+            print(_beam_help(prog))
+            return 0
+        arguments.check_job_arguments(job_argv, job_parser(prog, arguments.ArgumentParser))
+    except arguments.UsageError as error:
+        return arguments.report_usage_error(
+            prog, error, f"See '{prog} --help' (Larvatus options) and "
+                         f"'{prog} --help-beam' (Beam options).")
+    logs.configure(prog, -1 if launcher.quiet else launcher.verbose)
+    progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
+                                launcher.progress_interval, prog)
+    try:
+        summary = run(job_argv + unchecked, progress=progress)
+    except (OptionsError, ModelError) as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("larvatus: interrupted: the run's temporary folder was removed, no summary was "
-              "written, and the output folder holds what it held before.", file=sys.stderr)
+        print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "
+              "output was left as it was", file=sys.stderr)
         return 130
-    print(json.dumps({k: summary[k] for k in (
-        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason",
-        "entities_by_label", "wall_seconds")}, indent=2))
-    if not summary["metrics_available"]:
-        print("larvatus: error: the runner reported no metrics, so the record counts could "
-              "not be checked; the output was written (see _SUMMARY.json).", file=sys.stderr)
-    return 0 if summary["counts_add_up"] else 1
+    options = PipelineOptions(job_argv + unchecked).view_as(LarvatusOptions)
+    output_dir = storage.absolute(options.output)
+    if not launcher.quiet:
+        print("\n".join(_closing_lines(summary, output_dir, prog)))
+    status = 0 if summary["counts_add_up"] else 1
+    failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
+    if failure:
+        print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
+              f"and detail are in {join(output_dir, DEAD_LETTERS_DIR)}.", file=sys.stderr)
+        status = 1
+    return status
+
+
+def console_main() -> None:
+    """The `larvatus` console script and `python -m pipeline.run`: main(), then exit."""
+    status = main()
+    if status == 130:
+        # After Ctrl-C Beam's worker threads may still be unwinding (and re-raising the
+        # interrupt at shutdown); the staging folder is gone already, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -4,79 +4,107 @@ from __future__ import annotations
 import sys
 import textwrap
 
+import pyarrow.parquet as pq
+
+from pipeline import storage
+from pipeline.layout import (
+    SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
+)
+
+USAGE = """usage: python -m pipeline.show OUTPUT_DIR
+
+example: larvatus show out/
+
+Prints a finished job's counts, entities by label, audit totals and the redacted text of
+the riskiest documents (never the original text). OUTPUT_DIR may be a local folder or any
+Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
+
+
+def _read_table(path: str, columns: list[str]):
+    with storage.open_binary(path) as handle:
+        return pq.read_table(handle, columns=columns)
+
+
+def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
+    """The `count` documents with the most audit findings (ties in file order), with their rows.
+
+    Ranks on the audit column alone, then reads only the chosen rows' text.
+    """
+    ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
+    for file_index, path in enumerate(files):
+        table = _read_table(path, ["audit"])
+        findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
+        ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
+    chosen = sorted(ranked)[:count]
+    out = []
+    for negative, file_index, row in chosen:
+        table = _read_table(files[file_index], ["id", "redacted_text"])
+        out.append((-negative, table.slice(row, 1).to_pylist()[0]))
+    return out
+
+
+class IncompleteRun(Exception):
+    """The folder holds no finished run (no _SUMMARY.json)."""
+
 
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
-    """A short, shareable report of a finished job, or why the folder holds no finished job."""
-    return report(output_dir, examples, width)[1]
-
-
-def report(output_dir: str, examples: int = 3, width: int = 400) -> tuple[bool, str]:
-    """Whether `output_dir` holds a complete run, and the report (see `show`).
-
-    Reads through Beam's FileSystems (local, gs://, s3://, ...): Beam's IO layer is
-    loaded here, not when the module is imported.
-    """
-    import pyarrow.parquet as pq
-
-    from pipeline import storage
-    from pipeline.layout import ANNOTATIONS_DIR, DEAD_LETTERS_DIR, SUMMARY_NAME
-
-    state = storage.inspect_output(output_dir)
-    if state.kind == "file":
-        return False, f"not an output folder: {state.path} is a file"
-    if state.kind == "free":
-        return False, f"no Larvatus run in {state.path}"
-    if state.kind == "incomplete":
-        return False, (f"incomplete run in {state.path}: {state.problem}.\n"
-                       f"  found: {state.describe_found()}\n"
-                       f"  run the job again with --overwrite to replace it.")
-    summary = state.summary
-    files = [storage.join(state.path, name) for name in summary["files"][ANNOTATIONS_DIR]]
-    dead = summary["files"][DEAD_LETTERS_DIR]
-    if summary["metrics_available"]:
-        counts = (f"records in {summary['records_in']}, out {summary['records_out']}, "
-                  f"dead-lettered {summary['dead_lettered']} "
-                  f"{summary['dead_lettered_by_reason'] or ''}").rstrip()
-    else:
-        counts = "records: unknown (the runner reported no metrics)"
+    """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
+    summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    files = storage.list_files(annotation_files_pattern(output_dir))
+    dead = storage.list_files(dead_letter_files_pattern(output_dir))
+    if summary is None:
+        leftovers, _ = storage.previous_output(output_dir)
+        raise IncompleteRun(
+            f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
+            f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
+            f"job again with --overwrite.")
     lines = [
-        f"output: {state.path}",
-        f"  {ANNOTATIONS_DIR}/: {len(files)} Parquet file(s); {DEAD_LETTERS_DIR}/: "
-        f"{len(dead)} file(s); summary: {SUMMARY_NAME}",
-        counts,
+        f"output: {storage.absolute(output_dir)}",
+        f"  annotations: {len(files)} Parquet file(s); dead letters: {len(dead)} file(s); "
+        f"summary: {SUMMARY_NAME}",
+        f"records in {summary['records_in']}, out {summary['records_out']}, dead-lettered "
+        f"{summary['dead_lettered']} {summary['dead_lettered_by_reason'] or ''}".rstrip(),
+    ]
+    if not summary.get("counts_add_up", False):
+        lines.append("WARNING: the counts were not confirmed to add up"
+                     + ("" if summary.get("metrics_available", True)
+                        else " (the runner returned no metrics)"))
+    lines += [
         f"entities by label: {summary['entities_by_label']} "
         f"(propagated mentions: {summary['entities_propagated']})",
         f"words {summary['words']}, wordpieces {summary['wordpieces']}, windows "
         f"{summary['windows']}, wall time {summary['wall_seconds']} s",
+        "",
     ]
-    if state.temporary:
-        lines.append(f"also: {', '.join(state.temporary)} (temporary folders of another run, "
-                     f"running or killed; --overwrite removes them)")
-    lines.append("")
-    shown = 0
-    for path in files:
-        if shown == examples:
-            break
-        with storage.open_file(path) as handle:
-            rows = pq.read_table(handle, columns=["id", "redacted_text"]).to_pylist()
-        for row in rows[: examples - shown]:
-            text = row["redacted_text"]
-            snippet = text if len(text) <= width else text[:width] + " ..."
-            lines.append(f"[{row['id']}]")
-            lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
-            lines.append("")
-            shown += 1
-    return True, "\n".join(lines)
+    audit = summary.get("audit", {})
+    if audit:
+        lines.append(f"audit: {audit.get('documents_flagged', 0)} document(s) with findings "
+                     f"{audit.get('findings_by_kind', {})}; riskiest first:")
+        lines.append("")
+    for findings, row in riskiest(files, examples):
+        text = row["redacted_text"]
+        snippet = text if len(text) <= width else text[:width] + " ..."
+        lines.append(f"[{row['id']}] audit findings: {findings}")
+        lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
+        lines.append("")
+    return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog: str = "python -m pipeline.show") -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m pipeline.show OUTPUT_DIR", file=sys.stderr)
+    usage = USAGE.replace("python -m pipeline.show", prog)
+    if any(a in ("-h", "--help") for a in argv):
+        print(usage)
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(f"{prog}: error: expected one OUTPUT_DIR\n{usage}", file=sys.stderr)
         return 2
-    complete, text = report(argv[0])
-    print(text)
-    return 0 if complete else 1
+    try:
+        print(show(argv[0]))
+    except IncompleteRun as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -4,18 +4,16 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from transforms.counters import (
-    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, FILES_READ, NAMESPACE, PROPAGATED,
-    RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
+    AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
+    NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )
 
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
 
 
 def query_counters(result) -> Optional[dict[str, int]]:
-    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`.
-
-    None when the runner cannot be asked (no metrics support, or the query fails).
-    """
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as
+    `time_us_infer`; None when the runner gives no metrics (then nothing can be checked)."""
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
@@ -41,35 +39,35 @@ def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = 
             if k.startswith(prefix) and k not in skip}
 
 
-def metrics_available(counters: Optional[dict[str, int]]) -> bool:
-    """Whether the runner reported Larvatus's counters: every job reads at least one file."""
-    return bool(counters) and counters.get(FILES_READ, 0) > 0
-
-
 def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
               options: dict[str, Any], wall_seconds: float) -> dict:
     """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options.
 
-    Without metrics (`counters` None or empty) the counts are null, never zeros,
-    `metrics_available` is false and `counts_add_up` is false: nothing was checked.
+    Without metrics (`counters` None, or no record counted at all) `counts_add_up` is
+    false and `metrics_available` says why: zeros that cannot be checked are not a
+    complete run.
     """
-    available = metrics_available(counters)
+    metrics_available = bool(counters) and RECORDS_IN in counters
     counters = counters or {}
     dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
-    records_in = counters.get(RECORDS_IN, 0) if available else None
-    records_out = counters.get(RECORDS_OUT, 0) if available else None
-    dead_total = sum(dead.values()) if available else None
+    records_in = counters.get(RECORDS_IN, 0)
+    records_out = counters.get(RECORDS_OUT, 0)
+    dead_total = sum(dead.values())
     return {
-        "metrics_available": available,
         "records_in": records_in,
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
-        "counts_add_up": available and records_in == records_out + dead_total,
-        "files_read": counters.get(FILES_READ, 0),
+        "counts_add_up": metrics_available and records_in == records_out + dead_total,
+        "metrics_available": metrics_available,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
+        "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),
+        "audit": {
+            "documents_flagged": counters.get(AUDIT_FLAGGED, 0),
+            "findings_by_kind": _with_prefix(counters, AUDIT_PREFIX, skip=(AUDIT_FLAGGED,)),
+        },
         "words": counters.get("words", 0),
         "wordpieces": counters.get("wordpieces", 0),
         "windows": counters.get("windows", 0),
@@ -81,3 +79,24 @@ def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
         "options": options,
         "beam_counters": dict(sorted(counters.items())),
     }
+
+
+def dead_letter_failure(summary: dict, max_ratio: float) -> Optional[str]:
+    """Why a finished job counts as failed for its dead letters, or None.
+
+    More than `max_ratio` of the records dead-lettered, or every record (when
+    there was at least one), fails the job; the message lists the reasons.
+    """
+    records_in = summary.get("records_in", 0)
+    dead = summary.get("dead_lettered", 0)
+    if not records_in or not dead:
+        return None
+    ratio = dead / records_in
+    if ratio <= max_ratio and dead < records_in:
+        return None
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(
+        (summary.get("dead_lettered_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    why = ("every record was dead-lettered" if dead == records_in
+           else f"more than --max-dead-letter-ratio {max_ratio:g}")
+    return (f"{dead:,} of {records_in:,} records ({ratio:.0%}) were dead-lettered ({why}); "
+            f"reasons: {reasons}")

@@ -10,3 +10,7 @@ FILES_READ = "files_read"   # one per matched file: also proves the runner repor
 RECORDS_OUT = "records_out"
 BLANK_LINES = "blank_lines_skipped"
 PROPAGATED = "entities_propagated"
+AUDIT_PREFIX = "audit_"
+AUDIT_FLAGGED = "audit_documents_flagged"
+WORKER_PROCESSES = "worker_processes"   # processes that annotated at least one document
+EMPTY_DOCUMENTS = "empty_documents"
