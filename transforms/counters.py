@@ -6,7 +6,6 @@ DEAD_LETTER_PREFIX = "dead_letter_"
 ENTITY_PREFIX = "entities_"
 TIME_PREFIX = "time_us_"
 RECORDS_IN = "records_in"
-FILES_READ = "files_read"   # one per matched file: also proves the runner reports metrics
 RECORDS_OUT = "records_out"
 BLANK_LINES = "blank_lines_skipped"
 PROPAGATED = "entities_propagated"
