@@ -26,7 +26,7 @@ from pipeline.options import (
     pseudonym_key_source, resolve_redact_labels,
 )
 from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
-from pipeline.summary import dead_letter_failure, query_counters, summarize
+from pipeline.summary import checks, dead_letter_failure, query_counters, summarize
 from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
 from transforms.patterns import PATTERN_LABELS, PatternSettings
@@ -247,13 +247,13 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         counters, wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
+    summary["checks"] = checks(summary, options.max_dead_letter_ratio)
     storage.publish(staging, config.output_dir, summary)
     if not summary["metrics_available"]:
-        LOG.error("the runner returned no metrics, so the record counts cannot be checked; "
-                  "the output was written but is not known to be complete")
+        LOG.error("%s; the output was written but is not known to be complete",
+                  summary["checks"]["failures"][0])
     elif not summary["counts_add_up"]:
-        LOG.error("counts do not add up: %s in, %s out, %s dead-lettered",
-                  summary["records_in"], summary["records_out"], summary["dead_lettered"])
+        LOG.error("%s", summary["checks"]["failures"][0])
     return summary
 
 

@@ -65,7 +65,10 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
         f"records in {summary['records_in']}, out {summary['records_out']}, dead-lettered "
         f"{summary['dead_lettered']} {summary['dead_lettered_by_reason'] or ''}".rstrip(),
     ]
-    if not summary.get("counts_add_up", False):
+    failures = (summary.get("checks") or {}).get("failures")
+    if failures:
+        lines += [f"FAILED: {failure}" for failure in failures]
+    elif not summary.get("counts_add_up", False):
         lines.append("WARNING: the counts were not confirmed to add up"
                      + ("" if summary.get("metrics_available", True)
                         else " (the runner returned no metrics)"))

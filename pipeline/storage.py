@@ -81,8 +81,8 @@ def check_output(output_dir: str, overwrite: bool) -> None:
 
     Deletes nothing: the old output is replaced only when the new run has finished.
     """
-    if is_local(output_dir) and os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise OutputError(f"--output {output_dir} is a file; give a folder")
+    if is_local(output_dir):
+        _check_local_folder(output_dir)
     ours, complete = previous_output(output_dir)
     if ours and not overwrite:
         state = "a complete Larvatus run" if complete else (
@@ -91,6 +91,20 @@ def check_output(output_dir: str, overwrite: bool) -> None:
             f"{output_dir} already holds {state} ({len(ours)} files or folders); pass "
             f"--overwrite to replace it (only once the new run has finished) or choose "
             f"another --output.")
+
+
+def _check_local_folder(output_dir: str) -> None:
+    """A local --output must be a folder, or a path where one can be made."""
+    if os.path.exists(output_dir):
+        if not os.path.isdir(output_dir):
+            raise OutputError(f"--output {output_dir} is a file; give a folder")
+        return
+    parent = os.path.dirname(output_dir)
+    while parent and not os.path.exists(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise OutputError(f"--output {output_dir}: {parent} is a file, so no folder can be "
+                          f"made there; give a folder")
 
 
 def new_staging_dir(output_dir: str) -> str:
@@ -114,7 +128,11 @@ def publish(staging_dir: str, output_dir: str, summary: dict) -> None:
     staged = _matched([annotation_files_pattern(staging_dir),
                        dead_letter_files_pattern(staging_dir)])
     old, _ = previous_output(output_dir)
-    _delete([p for p in old if not p.startswith(staging_dir)])
+    summary_path = join(output_dir, SUMMARY_NAME)
+    # the old summary goes first: from here until the new one is written, the folder
+    # reads as an incomplete run, never as a complete one with a mix of files
+    _delete([p for p in old if p == summary_path])
+    _delete([p for p in old if p != summary_path and not p.startswith(staging_dir)])
     for sub in _OUR_DIRS:
         target = join(output_dir, sub)
         if is_local(target):

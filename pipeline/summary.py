@@ -100,3 +100,24 @@ def dead_letter_failure(summary: dict, max_ratio: float) -> Optional[str]:
            else f"more than --max-dead-letter-ratio {max_ratio:g}")
     return (f"{dead:,} of {records_in:,} records ({ratio:.0%}) were dead-lettered ({why}); "
             f"reasons: {reasons}")
+
+
+def checks(summary: dict, max_dead_letter_ratio: float) -> dict:
+    """The summary's verdict (`checks` in _SUMMARY.json): whether the job passed, and why not.
+
+    It fails when the runner gave no metrics (nothing can be checked), when the counts
+    do not add up, or when too many records were dead-lettered (`dead_letter_failure`).
+    """
+    failures = []
+    if not summary["metrics_available"]:
+        failures.append("metrics were unavailable (the runner returned no Larvatus counters), "
+                        "so the record counts could not be checked")
+    elif not summary["counts_add_up"]:
+        failures.append(f"counts do not add up: {summary['records_in']:,} in, "
+                        f"{summary['records_out']:,} out, {summary['dead_lettered']:,} "
+                        f"dead-lettered")
+    dead = dead_letter_failure(summary, max_dead_letter_ratio)
+    if dead:
+        failures.append(dead)
+    return {"passed": not failures, "failures": failures,
+            "max_dead_letter_ratio": max_dead_letter_ratio}

@@ -41,6 +41,11 @@ def annotation_rows(output) -> list[dict]:
     return [row for f in files for row in pq.read_table(f).to_pylist()]
 
 
+def snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+            for p in sorted(folder.rglob("*"))}
+
+
 # --- pure helpers --------------------------------------------------------------------
 
 @pytest.mark.parametrize("pattern,base", [
@@ -83,6 +88,15 @@ def test_a_file_as_output_is_refused(tmp_path, rigged_model_dir):
     assert main(args(source, tmp_path / "out", rigged_model_dir)) == 2
 
 
+def test_an_output_below_a_file_is_refused_at_start(tmp_path, rigged_model_dir, capsys):
+    source = write_docs(tmp_path / "in.jsonl")
+    (tmp_path / "taken.txt").write_text("keep me")
+    assert main(args(source, tmp_path / "taken.txt" / "sub" / "out", rigged_model_dir)) == 2
+    error = capsys.readouterr().err
+    assert "taken.txt is a file, so no folder can be made there" in error
+    assert "Traceback" not in error and (tmp_path / "taken.txt").read_text() == "keep me"
+
+
 def test_overwrite_with_a_broken_model_keeps_the_old_output(tmp_path, rigged_model_dir):
     source = write_docs(tmp_path / "in.jsonl")
     out = tmp_path / "out"
@@ -109,6 +123,39 @@ def test_layout_keeps_annotations_and_dead_letters_apart(tmp_path, rigged_model_
     assert pq.read_table(out / "annotations").num_rows == 3
     assert pq.read_table(out / "dead_letters").column("reason").to_pylist() == ["invalid_json"]
     assert not [p for p in out.iterdir() if p.name.startswith((".larvatus", "beam-temp"))]
+
+
+def test_a_run_without_metrics_is_not_taken_for_complete(tmp_path, rigged_model_dir,
+                                                          monkeypatch, capsys):
+    source = write_docs(tmp_path / "in.jsonl")
+    out = tmp_path / "out"
+    monkeypatch.setattr(run_module, "query_counters", lambda result: None)
+    assert main(args(source, out, rigged_model_dir)) == 1
+    assert "metrics were unavailable" in capsys.readouterr().err
+    summary = json.loads((out / "_SUMMARY.json").read_text())
+    assert summary["metrics_available"] is False and summary["counts_add_up"] is False
+    assert summary["checks"]["passed"] is False
+    assert "FAILED: metrics were unavailable" in show_module.show(str(out))
+    monkeypatch.setattr(run_module, "query_counters", lambda result: {})   # an empty answer
+    assert main(args(source, tmp_path / "empty", rigged_model_dir)) == 1
+
+
+def test_the_summary_records_the_dead_letter_verdict(tmp_path, rigged_model_dir):
+    source = write_docs(tmp_path / "in.jsonl", n=1)
+    with source.open("a") as handle:
+        handle.write("{broken\n[1]\n")
+    out = tmp_path / "out"
+    assert main(args(source, out, rigged_model_dir)) == 1
+    summary = json.loads((out / "_SUMMARY.json").read_text())
+    assert summary["checks"]["passed"] is False and summary["checks"]["max_dead_letter_ratio"] == 0.5
+    [failure] = summary["checks"]["failures"]
+    assert "2 of 3 records (67%) were dead-lettered" in failure
+    assert "invalid_json 1" in failure and "not_an_object 1" in failure
+    assert "FAILED: 2 of 3 records" in show_module.show(str(out))
+    assert main(args(source, tmp_path / "lenient", rigged_model_dir,
+                     "--max-dead-letter-ratio", "0.7")) == 0
+    lenient = json.loads((tmp_path / "lenient" / "_SUMMARY.json").read_text())
+    assert lenient["checks"] == {"passed": True, "failures": [], "max_dead_letter_ratio": 0.7}
 
 
 # --- interrupted runs ----------------------------------------------------------------
@@ -145,25 +192,30 @@ def test_a_failing_run_removes_its_staging_folder(tmp_path, rigged_model_dir, mo
     assert not list(out.glob(".larvatus-staging-*")) and not (out / "_SUMMARY.json").exists()
 
 
-def test_ctrl_c_exits_130_and_leaves_no_partial_output(tmp_path, rigged_model_dir):
+@pytest.mark.slow
+def test_ctrl_c_exits_130_removes_its_files_and_keeps_the_old_run(tmp_path, rigged_model_dir):
+    out = tmp_path / "out"
+    run(args(write_docs(tmp_path / "small.jsonl"), out, rigged_model_dir))
+    before = snapshot(out)
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps({"id": f"d{i}", "text": "Jane Doe met ACME. " * 400})
                               + "\n" for i in range(400)))
-    out = tmp_path / "out"
     child = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.run", *args(source, out, rigged_model_dir)],
+        [sys.executable, "-m", "pipeline.run", *args(source, out, rigged_model_dir),
+         "--overwrite"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
-    while time.time() < deadline and not list(out.glob(".larvatus-staging-*")):
+    while not list(out.glob(".larvatus-staging-*")):     # the job has started writing
+        assert child.poll() is None and time.time() < deadline, child.communicate()[1][-3000:]
         time.sleep(0.2)
-        assert child.poll() is None, child.communicate()[1][-3000:]
     time.sleep(2)
+    assert child.poll() is None, "the job finished before it could be interrupted"
     child.send_signal(signal.SIGINT)
-    _, stderr = child.communicate(timeout=300)
+    stdout, stderr = child.communicate(timeout=300)
     assert child.returncode == 130, stderr[-3000:]
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert not (out / "_SUMMARY.json").exists()
-    assert not list(out.glob(".larvatus-staging-*"))
+    assert stdout == ""                                 # no partial summary
+    assert snapshot(out) == before                      # no staging or beam-temp left, old run intact
 
 
 # --- sources and file names ----------------------------------------------------------
@@ -235,3 +287,30 @@ def test_readme_snippets_read_each_subfolder_as_one_table(tmp_path, rigged_model
     assert counts and sum(counts.values()) == sum(len(e) for e in rows["entities"])
     entities = pl.read_parquet("out/annotations/*.parquet").explode("entities").unnest("entities")
     assert {"id", "label", "start", "end"} <= set(entities.columns)
+
+
+def test_output_on_an_object_store_without_folders(tmp_path, rigged_model_dir, monkeypatch):
+    """gs:// and s3:// have no folders: every check, the move into place and show still work."""
+    from tests import objectstore
+
+    monkeypatch.setenv(objectstore.ROOT_ENV, str(tmp_path / "store"))
+    source = write_docs(tmp_path / "in.jsonl")
+    out = objectstore.PREFIX + "bucket/run"
+    stored = tmp_path / "store" / "bucket" / "run"
+    assert run(args(source, out, rigged_model_dir))["counts_add_up"]
+    assert (stored / "_SUMMARY.json").exists() and len(annotation_rows(stored)) == 3
+    # what an interrupted run leaves there: objects, no summary
+    (stored / "_SUMMARY.json").unlink()
+    for leftover in (".larvatus-staging-0123456789ab/annotations/annotations-00000-of-00001.parquet",
+                     "annotations/beam-temp-annotations-1f2e/0d9c.parquet"):
+        (stored / leftover).parent.mkdir(parents=True, exist_ok=True)
+        (stored / leftover).write_bytes(b"PAR1")
+    with pytest.raises(show_module.IncompleteRun, match="incomplete run"):
+        show_module.show(out)
+    with pytest.raises(OptionsError, match="INCOMPLETE"):
+        run(args(source, out, rigged_model_dir))
+    run(args(source, out, rigged_model_dir, "--overwrite"))
+    files = sorted(str(p.relative_to(stored)) for p in stored.rglob("*") if p.is_file())
+    assert files == ["_SUMMARY.json", "annotations/annotations-00000-of-00001.parquet",
+                     "dead_letters/dead_letter-00000-of-00001.parquet"]
+    assert "records in 3, out 3" in show_module.show(out)
