@@ -188,6 +188,31 @@ class _InterruptFlag:
         return False
 
 
+class _HeldInterrupt:
+    """Holds a Ctrl-C back while a finished run's files are moved into place (a moment),
+    so that an interrupt never leaves the old run half deleted and the new one half moved."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _hold(self, signum, frame):
+        self.seen = True
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        if self.seen:
+            LOG.warning("Ctrl-C came while the output was moved into place; it was held "
+                        "back until the move was done")
+        return False
+
+
 def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
         progress: Optional[ProgressSettings] = None) -> dict:
     """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
@@ -248,7 +273,8 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
-    storage.publish(staging, config.output_dir, summary)
+    with _HeldInterrupt():
+        storage.publish(staging, config.output_dir, summary)
     if not summary["metrics_available"]:
         LOG.error("%s; the output was written but is not known to be complete",
                   summary["checks"]["failures"][0])

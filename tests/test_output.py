@@ -218,6 +218,25 @@ def test_ctrl_c_exits_130_removes_its_files_and_keeps_the_old_run(tmp_path, rigg
     assert snapshot(out) == before                      # no staging or beam-temp left, old run intact
 
 
+def test_ctrl_c_while_the_files_move_into_place_is_held_back(tmp_path, rigged_model_dir,
+                                                              monkeypatch):
+    source = write_docs(tmp_path / "in.jsonl")
+    out = tmp_path / "out"
+    run(args(write_docs(tmp_path / "old.jsonl", n=2), out, rigged_model_dir))
+    publish = run_module.storage.publish
+
+    def interrupted(*arguments):
+        os.kill(os.getpid(), signal.SIGINT)     # Ctrl-C just as the move begins
+        time.sleep(0.1)
+        return publish(*arguments)
+
+    monkeypatch.setattr(run_module.storage, "publish", interrupted)
+    summary = run(args(source, out, rigged_model_dir, "--overwrite"))
+    assert summary["records_in"] == 3 and len(annotation_rows(out)) == 3
+    assert json.loads((out / "_SUMMARY.json").read_text())["records_in"] == 3
+    assert not list(out.glob(".larvatus-staging-*"))
+
+
 # --- sources and file names ----------------------------------------------------------
 
 def test_source_does_not_depend_on_how_input_is_spelled(tmp_path, rigged_model_dir, monkeypatch):
