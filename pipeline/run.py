@@ -52,7 +52,8 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise OptionsError("--input and --output are required (see --help)")
     input_pattern = storage.absolute(options.input)
     output_dir = storage.absolute(options.output)
-    if storage.is_local(input_pattern) and os.path.isdir(input_pattern):
+    if (storage.is_local(input_pattern) or not any(c in input_pattern for c in "*?[")) \
+            and storage.is_folder(input_pattern):
         raise OptionsError(
             f"--input {options.input} is a folder; give a file pattern such as "
             f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")

@@ -56,6 +56,14 @@ def _matched(patterns: list[str]) -> list[str]:
     return paths
 
 
+def is_folder(path: str) -> bool:
+    """Whether a path names a folder: a local directory, or on a remote store a name
+    that is no object itself but has objects below it (`gs://bucket/corpus`)."""
+    if is_local(path):
+        return os.path.isdir(path)
+    return not _exists(path) and bool(_matched([path.rstrip("/") + "/"]))
+
+
 def _exists(path: str) -> bool:
     return _fs().exists(path)
 

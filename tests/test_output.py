@@ -82,6 +82,22 @@ def test_a_folder_as_input_is_refused_with_a_glob_hint(tmp_path, rigged_model_di
     assert not (tmp_path / "out").exists()
 
 
+def test_a_folder_on_a_remote_store_as_input_is_refused_with_a_glob_hint(
+        tmp_path, rigged_model_dir, monkeypatch):
+    from tests import objectstore
+
+    monkeypatch.setenv(objectstore.ROOT_ENV, str(tmp_path / "store"))
+    write_docs(tmp_path / "store" / "bucket" / "corpus" / "a.jsonl")
+    folder = objectstore.PREFIX + "bucket/corpus"
+    with pytest.raises(OptionsError, match=r"is a folder; give a file pattern such as "
+                                           r"larvtest://bucket/corpus/\*\.jsonl"):
+        run(args(folder, tmp_path / "out", rigged_model_dir))
+    with pytest.raises(OptionsError, match="is a folder"):
+        run(args(folder + "/", tmp_path / "out", rigged_model_dir))
+    with pytest.raises(OptionsError, match="matches no file"):
+        run(args(objectstore.PREFIX + "bucket/corp", tmp_path / "out", rigged_model_dir))
+
+
 def test_a_file_as_output_is_refused(tmp_path, rigged_model_dir):
     source = write_docs(tmp_path / "in.jsonl")
     (tmp_path / "out").write_text("not a folder")
