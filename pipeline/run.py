@@ -165,6 +165,21 @@ def _summary_options(config: JobConfig) -> dict:
         "record_timeout": config.record_timeout}
 
 
+def _check_utf8(argv: Sequence[str]) -> None:
+    """Refuses arguments that are not valid UTF-8 (a file name's undecodable bytes): Beam
+    carries every option as UTF-8 text and would fail on them once the job starts."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise OptionsError(
+                f"{shown}: not valid UTF-8 (the bytes shown as \\xNN), and Beam passes every "
+                f"option as UTF-8 text; rename the file or folder, or match that part of an "
+                f"--input path with a wildcard (files found by a pattern may have any name)"
+            ) from None
+
+
 class _InterruptFlag:
     """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
 
@@ -225,6 +240,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     its staging folder and leaves the earlier output as it was.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file

@@ -278,6 +278,30 @@ def test_a_file_name_that_is_not_utf8_does_not_crash_the_job(tmp_path, rigged_mo
     assert sorted(r["source"] for r in annotation_rows(out)) == ["caf\\xe9-\\xff.txt", "plain.txt"]
 
 
+def test_a_folder_name_that_is_not_utf8_reaches_ids_and_dead_letters(tmp_path, rigged_model_dir):
+    odd = os.path.join(os.fsencode(tmp_path), b"in", b"\xe9t\xe9")    # matched by the wildcard
+    os.makedirs(odd)
+    with open(os.path.join(odd, b"a.jsonl"), "w") as handle:
+        handle.write('{"text": "Jane Doe met ACME."}\n{broken\n')
+    out = tmp_path / "out"
+    summary = run(args(f"{tmp_path}/in/*/a.jsonl", out, rigged_model_dir))
+    assert summary["records_out"] == 1 and summary["dead_lettered"] == 1
+    [row] = annotation_rows(out)
+    assert row["id"] == row["source"] == "\\xe9t\\xe9/a.jsonl:1"   # the fallback id too
+    [dead] = pq.read_table(out / "dead_letters").to_pylist()
+    assert dead["source"] == "\\xe9t\\xe9/a.jsonl:2" and dead["reason"] == "invalid_json"
+
+
+def test_a_path_argument_that_is_not_utf8_is_refused_at_start(tmp_path, rigged_model_dir,
+                                                               capsys):
+    source = write_docs(tmp_path / "in.jsonl")
+    odd = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"out-\xe9"))
+    assert main(args(source, odd, rigged_model_dir)) == 2
+    error = capsys.readouterr().err
+    assert "out-\\xe9: not valid UTF-8" in error and "Traceback" not in error
+    assert not os.path.exists(odd)
+
+
 # --- remote output ---------------------------------------------------------------------
 
 @pytest.fixture
