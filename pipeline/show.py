@@ -44,16 +44,23 @@ def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
 
 
 class IncompleteRun(Exception):
-    """The folder holds no finished run (no _SUMMARY.json)."""
+    """The folder holds no finished run (no readable _SUMMARY.json)."""
 
 
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
-    summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    try:
+        summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    except storage.UnreadableJson as error:
+        raise IncompleteRun(f"{output_dir}: incomplete run: {error}. Run the job again "
+                            f"with --overwrite.") from None
     files = storage.list_files(annotation_files_pattern(output_dir))
     dead = storage.list_files(dead_letter_files_pattern(output_dir))
     if summary is None:
         leftovers, _ = storage.previous_output(output_dir)
+        if not leftovers:
+            raise IncompleteRun(f"{output_dir}: no Larvatus run there (no {SUMMARY_NAME} "
+                                f"and none of a run's files)")
         raise IncompleteRun(
             f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
             f"or is still going; {len(leftovers)} files or folders of it are there). Run the "

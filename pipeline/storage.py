@@ -164,17 +164,38 @@ def discard(staging_dir: str) -> None:
 
 
 def write_json(path: str, value: dict) -> None:
+    """Writes a JSON file whole or not at all: locally through a temporary file renamed
+    into place; an object store makes an object visible only once it is closed."""
+    data = json.dumps(value, indent=2).encode("utf-8")
+    if is_local(path):
+        partial = f"{path}.{uuid.uuid4().hex[:12]}.partial"
+        with open(partial, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+        return
     with _fs().create(path, mime_type="application/json",
-                            compression_type=_uncompressed()) as handle:
-        handle.write(json.dumps(value, indent=2).encode("utf-8"))
+                      compression_type=_uncompressed()) as handle:
+        handle.write(data)
+
+
+class UnreadableJson(ValueError):
+    """A JSON file that exists but does not parse (cut short, or not ours)."""
 
 
 def read_json(path: str) -> Optional[dict]:
-    """A JSON file's content, or None when it does not exist."""
+    """A JSON file's content, or None when it does not exist; UnreadableJson when it
+    does not parse."""
     if not _exists(path):
         return None
     with _fs().open(path, compression_type=_uncompressed()) as handle:
-        return json.loads(handle.read().decode("utf-8"))
+        data = handle.read()
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError as error:
+        raise UnreadableJson(f"{path} is not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise UnreadableJson(f"{path} holds no JSON object")
+    return value
 
 
 def list_files(pattern: str) -> list[str]:

@@ -196,6 +196,17 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
     assert "records in 3" in show_module.show(str(out))
 
 
+def test_show_names_a_missing_run_and_a_cut_summary_without_a_traceback(tmp_path, capsys):
+    assert show_module.main([str(tmp_path / "nothing")]) == 1
+    assert "no Larvatus run there" in capsys.readouterr().err
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_SUMMARY.json").write_text('{"records_in": 3, "records_')   # a write cut short
+    assert show_module.main([str(out)]) == 1
+    error = capsys.readouterr().err
+    assert "incomplete run" in error and "_SUMMARY.json is not valid JSON" in error
+
+
 def test_a_failing_run_removes_its_staging_folder(tmp_path, rigged_model_dir, monkeypatch):
     source = write_docs(tmp_path / "in.jsonl")
     out = tmp_path / "out"
