@@ -9,6 +9,7 @@ SUMMARY_NAME = "_SUMMARY.json"             # written last: its presence marks a 
 PARQUET_SUFFIX = ".parquet"
 STAGING_PREFIX = ".larvatus-staging-"      # a run writes here, then moves its files into place
 BEAM_TEMP_PREFIX = "beam-temp-"            # what an interrupted Beam write leaves behind
+PARTIAL_SUFFIX = ".partial"                # _SUMMARY.json.<id>.partial: renamed into place
 
 
 def join(base: str, *parts: str) -> str:

@@ -10,7 +10,8 @@ from typing import Optional
 
 from pipeline.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, BEAM_TEMP_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR,
-    STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
+    PARTIAL_SUFFIX, STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern,
+    dead_letter_files_pattern, join,
 )
 
 _OUR_DIRS = (ANNOTATIONS_DIR, DEAD_LETTERS_DIR)
@@ -75,6 +76,7 @@ def previous_output(output_dir: str) -> tuple[list[str], bool]:
         annotation_files_pattern(output_dir), dead_letter_files_pattern(output_dir),
         join(output_dir, ANNOTATIONS_PREFIX + "-*"), join(output_dir, DEAD_LETTER_PREFIX + "-*"),
         join(output_dir, STAGING_PREFIX + "*"), join(output_dir, BEAM_TEMP_PREFIX + "*"),
+        join(output_dir, SUMMARY_NAME + ".*" + PARTIAL_SUFFIX),
         join(output_dir, ANNOTATIONS_DIR, BEAM_TEMP_PREFIX + "*"),
         join(output_dir, DEAD_LETTERS_DIR, BEAM_TEMP_PREFIX + "*")])
     summary = join(output_dir, SUMMARY_NAME)
@@ -168,7 +170,7 @@ def write_json(path: str, value: dict) -> None:
     into place; an object store makes an object visible only once it is closed."""
     data = json.dumps(value, indent=2).encode("utf-8")
     if is_local(path):
-        partial = f"{path}.{uuid.uuid4().hex[:12]}.partial"
+        partial = f"{path}.{uuid.uuid4().hex[:12]}{PARTIAL_SUFFIX}"
         with open(partial, "wb") as handle:
             handle.write(data)
         os.replace(partial, path)

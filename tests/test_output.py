@@ -184,6 +184,7 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
     (out / "_SUMMARY.json").unlink()
     (out / ".larvatus-staging-0123456789ab" / "annotations").mkdir(parents=True)
     (out / "annotations" / "beam-temp-annotations-x").mkdir()
+    (out / "_SUMMARY.json.0123456789ab.partial").write_text('{"records_in"')
     with pytest.raises(show_module.IncompleteRun, match="incomplete run"):
         show_module.show(str(out))
     assert show_module.main([str(out)]) == 1
@@ -192,7 +193,7 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
     run(args(source, out, rigged_model_dir, "--overwrite"))
     assert (out / "_SUMMARY.json").exists() and len(annotation_rows(out)) == 3
     assert not list(out.glob(".larvatus-staging-*"))
-    assert not list(out.rglob("beam-temp-*"))
+    assert not list(out.rglob("beam-temp-*")) and not list(out.glob("*.partial"))
     assert "records in 3" in show_module.show(str(out))
 
 
