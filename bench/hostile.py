@@ -364,9 +364,11 @@ CASES = [
 def _read_rows(output: Path, prefix: str) -> list:
     import pyarrow.parquet as pq
 
-    folder = {"annotations": "annotations", "dead_letter": "dead_letters"}[prefix]
-    return [row for path in sorted(glob.glob(str(output / folder / f"{prefix}-*.parquet")))
-            for row in pq.read_table(path).to_pylist()]
+    from pipeline.layout import annotation_files_pattern, dead_letter_files_pattern
+
+    pattern = {"annotations": annotation_files_pattern,
+               "dead_letter": dead_letter_files_pattern}[prefix](str(output))
+    return [row for path in sorted(glob.glob(pattern)) for row in pq.read_table(path).to_pylist()]
 
 
 # Runs the pipeline as its own child and reports that child's exit code and peak RSS.

@@ -210,14 +210,17 @@ def test_hf_configs():
     assert runners.model_max_length(Tok(), Model()) == 256
 
 
-def test_output_layouts_and_summary(tmp_path):
-    (tmp_path / "annotations-00000-of-00001.parquet").write_bytes(b"x")
+def test_output_layout_and_summary(tmp_path):
     (tmp_path / "annotations").mkdir()
-    (tmp_path / "annotations" / "part-0.parquet").write_bytes(b"y")
-    assert len(runners.annotation_files(str(tmp_path))) == 2
-    with pytest.raises(SystemExit):
+    (tmp_path / "annotations" / "annotations-00000-of-00001.parquet").write_bytes(b"x")
+    (tmp_path / "annotations" / "beam-temp-annotations-1f2e").mkdir()   # not a shard
+    (tmp_path / "dead_letters").mkdir()
+    (tmp_path / "dead_letters" / "dead_letter-00000-of-00001.parquet").write_bytes(b"y")
+    assert [Path(f).name for f in runners.annotation_files(str(tmp_path))] == [
+        "annotations-00000-of-00001.parquet"]
+    with pytest.raises(SystemExit, match="did not finish"):
         runners.read_summary(str(tmp_path))
-    (tmp_path / "annotations" / "_SUMMARY.json").write_text('{"wall_seconds": 1.5}')
+    (tmp_path / "_SUMMARY.json").write_text('{"wall_seconds": 1.5}')
     assert runners.read_summary(str(tmp_path))["wall_seconds"] == 1.5
 
 
