@@ -135,7 +135,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             raise ModelError(
                 f"{self._spec.path}: the graph predicts {num_labels} labels but the "
                 f"config lists {len(self._spec.labels)}.")
-        LOG.info("Larvatus model %s runs on %s (%s)", self._spec.name, device,
+        LOG.debug("Larvatus model %s runs on %s (%s)", self._spec.name, device,
                  session.get_providers()[0])
         batch_tokens = self._batch_tokens or (
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)

@@ -15,6 +15,7 @@ from pipeline import schemas
 from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
 from transforms import stages
 from transforms.encode import EncodeSettings
+from transforms.progress import progress_file
 from transforms.redact import RedactionPolicy
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
@@ -40,6 +41,9 @@ class JobConfig:
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
+    # A local folder where workers keep running totals for the progress line
+    # (transforms/progress.py); None: no progress reporting.
+    progress_dir: Optional[str] = None
 
     @property
     def window_length(self) -> int:
@@ -104,20 +108,48 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
-                config.input_format, config.id_field, config.text_field, config.max_chars))
+                config.input_format, config.id_field, config.text_field, config.max_chars,
+                progress_dir=config.progress_dir))
             .with_outputs(stages.DEAD, main="ok"))
 
 
 class ToAnnotationRow(beam.DoFn):
     """AnnotatedDocument -> a dict row of the annotation schema, counted as written."""
 
-    def __init__(self, model_info: dict, keep_text: bool):
+    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None):
         self._model = model_info
         self._keep_text = keep_text
+        self._progress_dir = progress_dir
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
 
     def process(self, doc):
         stages.count("records_out")
+        if self._progress is not None:
+            self._progress.add(documents=1, words=doc.num_words)
         yield schemas.annotation_row(doc, self._model, self._keep_text)
+
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
+
+
+class ToDeadLetterRow(beam.DoFn):
+    """DeadLetter -> a dict row of the dead-letter schema (and a document done, for progress)."""
+
+    def __init__(self, progress_dir: Optional[str] = None):
+        self._progress_dir = progress_dir
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
+
+    def process(self, letter):
+        if self._progress is not None:
+            self._progress.add(documents=1, dead_lettered=1)
+        yield schemas.dead_letter_row(letter)
+
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
 
 
 def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
@@ -126,13 +158,14 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     annotated = read.ok | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
-     | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
+     | "ToRows" >> beam.ParDo(ToAnnotationRow(
+         config.model_info, config.keep_text, config.progress_dir))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
          os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
-     | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
+     | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
          os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))

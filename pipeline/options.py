@@ -13,6 +13,25 @@ from transforms.read import DEFAULT_MAX_CHARS
 from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
+DEFAULT_ID_FIELD = "id"
+DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
+PROGRESS_MODES = ("auto", "bar", "lines", "off")
+DEFAULT_PROGRESS_INTERVAL = 5.0
+RUN_EXAMPLES = """examples:
+  larvatus run --input 'corpus/*.jsonl' --output out/
+  larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\
+      --redact-labels PER,LOC,ORG,MISC --placeholder indexed
+  larvatus run --input 'letters/*.txt' --output out/ --keep-text -v
+  larvatus run --input big.jsonl.gz --output out/ --progress lines \\
+      --direct_num_workers 2 --direct_running_mode multi_processing
+
+Every other argument must be a Beam option (larvatus run --help-beam lists them), e.g.
+--runner DataflowRunner --project P --region R --temp_location gs://B/tmp
+--setup_file ./setup.py. Arguments after a bare -- go to Beam unchecked (options that only
+a runner's job server knows).
+
+exit status: 0 done; 1 the job ran but failed a check (too many dead letters, counts that
+do not add up); 2 a bad command line, option, input or model (nothing was run)."""
 
 
 class OptionsError(ValueError):
@@ -34,9 +53,10 @@ class LarvatusOptions(PipelineOptions):
             help="jsonl: one JSON object a line; text: one document a file (id = path); "
                  "parquet: one document a row. auto (default) reads it from each file's "
                  "extension (.jsonl/.json/.ndjson, .parquet, else text).")
-        group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
-                           help="Field holding the document id (jsonl, parquet). Default: id. "
-                                "A record without one takes its source (file:line) as id.")
+        group.add_argument("--id-field", "--id_field", dest="id_field", default=None,
+                           help="Field holding the document id (jsonl, parquet). Default: id "
+                                "when present; a record without one takes its source "
+                                "(file:line) as id. A field named here must exist.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
                            help="Field holding the text (jsonl, parquet). Default: text.")
         group.add_argument("--model", default=str(DEFAULT_MODEL_DIR),
@@ -87,6 +107,13 @@ class LarvatusOptions(PipelineOptions):
                                 f"Default: {DEFAULT_MAX_CHARS}.")
         group.add_argument("--overwrite", action="store_true", default=False,
                            help="Replace Larvatus files already in --output.")
+        group.add_argument(
+            "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
+            type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,
+            help=f"The job exits with status 1, listing the reasons, when more than this share "
+                 f"of records is dead-lettered (the output is written all the same). A job "
+                 f"whose every record is dead-lettered always fails. Default: "
+                 f"{DEFAULT_MAX_DEAD_LETTER_RATIO}.")
 
 
 def pseudonym_key(options: LarvatusOptions) -> bytes | None:
@@ -103,12 +130,38 @@ def pseudonym_key(options: LarvatusOptions) -> bytes | None:
     return key.encode("utf-8")
 
 
-def help_text() -> str:
-    """--help for the Larvatus options, with a pointer to Beam's."""
-    parser = argparse.ArgumentParser(
-        prog="python -m pipeline.run",
-        description="Annotate and redact named entities in a corpus, on Apache Beam.",
-        epilog="Any other argument goes to Beam, e.g. --runner DirectRunner "
-               "--direct_num_workers 2 --direct_running_mode multi_processing.")
+def add_launcher_args(parser: argparse.ArgumentParser) -> None:
+    """Options of the launching command itself (logging, progress); never passed to Beam."""
+    group = parser.add_argument_group("Messages and progress")
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="More messages: -v adds Larvatus's debug lines and Beam's "
+                            "warnings, -vv Beam's info lines.")
+    group.add_argument("-q", "--quiet", action="store_true", default=False,
+                       help="Only warnings and errors; no progress unless --progress asks.")
+    group.add_argument("--progress", default="auto", choices=PROGRESS_MODES,
+                       help="auto (default): a bar when stderr is a terminal, a line every "
+                            "--progress-interval seconds otherwise (a log file); off with -q "
+                            "or on runners other than the DirectRunner that block until done.")
+    group.add_argument("--progress-interval", "--progress_interval", dest="progress_interval",
+                       type=float, default=DEFAULT_PROGRESS_INTERVAL,
+                       help=f"Seconds between progress lines. Default: "
+                            f"{DEFAULT_PROGRESS_INTERVAL:g}.")
+    group.add_argument("--help-beam", "--help_beam", dest="help_beam", action="store_true",
+                       default=False, help="List Beam's own options and exit.")
+
+
+def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The `larvatus run` parser: Larvatus's job options and the launcher's own."""
+    parser = parser_class(
+        prog=prog,
+        description="Annotate and redact named entities in a corpus, on Apache Beam. Writes "
+                    "Parquet annotations, dead letters and _SUMMARY.json to --output.",
+        epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     LarvatusOptions._add_argparse_args(parser)
-    return parser.format_help()
+    add_launcher_args(parser)
+    return parser
+
+
+def help_text(prog: str = "larvatus run") -> str:
+    """--help for the Larvatus options, with a pointer to Beam's."""
+    return job_parser(prog).format_help()

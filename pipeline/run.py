@@ -1,6 +1,7 @@
-"""Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
+"""`larvatus run` (also `python -m pipeline.run`): check everything, run the job with progress, write _SUMMARY.json."""
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import logging
@@ -10,15 +11,18 @@ import time
 from typing import Optional, Sequence
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
+from pipeline import arguments, logs, preflight
 from pipeline.graph import JobConfig, build
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
-from pipeline.options import LarvatusOptions, OptionsError, help_text, pseudonym_key
-from pipeline.summary import query_counters, summarize
+from pipeline.layout import (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, REPORT_NAME, SUMMARY_NAME,
+                             dead_letter_files)
+from pipeline.options import (DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args,
+                              job_parser, pseudonym_key)
+from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
+from pipeline.summary import dead_letter_failure, query_counters, summarize
 from transforms.encode import default_overlap
 from transforms.redact import RedactionPolicy
 
@@ -30,6 +34,7 @@ def prepare_output(output_dir: str, overwrite: bool) -> None:
     ours = [p for prefix in (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX)
             for p in glob.glob(os.path.join(output_dir, prefix + "-*"))]
     ours += glob.glob(os.path.join(output_dir, SUMMARY_NAME))
+    ours += glob.glob(os.path.join(output_dir, REPORT_NAME))
     if ours and not overwrite:
         raise OptionsError(
             f"{output_dir} already holds Larvatus output ({len(ours)} files); pass "
@@ -52,8 +57,12 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     """
     if not options.input or not options.output:
         raise OptionsError("--input and --output are required (see --help)")
-    if not FileSystems.match([options.input])[0].metadata_list:
+    files = preflight.input_files(options.input)
+    if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_fields(files, options.input_format, options.id_field, options.text_field)
+    if not 0 <= options.max_dead_letter_ratio <= 1:
+        raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
     spec = load_model_spec(options.model)
     unknown = set(_split_labels(options.redact_labels)) - set(spec.scheme.entity_types)
     if unknown:
@@ -77,7 +86,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise _option_error("--placeholder", error) from error
     config = JobConfig(
         input_pattern=options.input, output_dir=options.output,
-        input_format=options.input_format, id_field=options.id_field,
+        input_format=options.input_format, id_field=options.id_field or DEFAULT_ID_FIELD,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
@@ -101,8 +110,14 @@ def _summary_options(config: JobConfig) -> dict:
         "window_overlap": config.window_overlap, "keep_text": config.keep_text}
 
 
-def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:
-    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json)."""
+def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
+        progress: Optional[ProgressSettings] = None) -> dict:
+    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
+
+    `argv` holds Larvatus and Beam options (checked for unknown ones by `main`,
+    not here); `progress` says how to show progress while the job runs (none
+    by default).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
@@ -113,11 +128,27 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     LOG.info("model %s loads on %s", config.spec.name, probe.device)
     launcher_device = probe.device
     del probe
+    files = preflight.input_files(config.input_pattern)
+    size = preflight.total_bytes(files)
+    LOG.info("reading %d file(s)%s matching %s", len(files),
+             f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
+    monitor = None
+    if progress is not None and test_pipeline is None:
+        local = is_local_runner(pipeline_options.view_as(StandardOptions).runner)
+        monitor = progress.monitor(size, local)
+    if monitor is not None and monitor.directory:
+        config = dataclasses.replace(config, progress_dir=monitor.directory)
     started = time.perf_counter()
     pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
     build(pipeline, config)
-    result = pipeline.run()
-    result.wait_until_finish()
+    if monitor is None:
+        result = pipeline.run()
+        result.wait_until_finish()
+    else:
+        with monitor:
+            result = pipeline.run()
+            monitor.follow(result)
+            result.wait_until_finish()
     summary = summarize(
         query_counters(result), wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
@@ -130,21 +161,96 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     return summary
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _closing_lines(summary: dict, output_dir: str) -> list[str]:
+    """What a finished job prints on stdout: counts, where things are, what to run next."""
+    entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
+        summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
+    dead = summary["dead_lettered"]
+    reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
+    lines = [
+        f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
+        f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
+        f"entities: {entities} (redacted: {', '.join(summary['options']['redact_labels'])})",
+        f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
+        f"output: {os.path.abspath(output_dir)}",
+        f"next: larvatus show {output_dir}   or   larvatus report {output_dir}  (an HTML page)",
+    ]
+    return lines
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
+    """`larvatus run`: strict options, logging and progress, then the job; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in argv or "--help" in argv:
-        print(help_text())
+    checked, unchecked = arguments.split_unchecked(argv)
+    if "-h" in checked or "--help" in checked:
+        print(job_parser(prog, arguments.ArgumentParser).format_help())
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        summary = run(argv)
+        launcher, job_argv = _launcher_options(checked, prog)
+        if launcher.help_beam:
+            print(_beam_help(prog))
+            return 0
+        arguments.check_job_arguments(job_argv, job_parser(prog, arguments.ArgumentParser))
+    except arguments.UsageError as error:
+        return arguments.report_usage_error(
+            prog, error, f"See '{prog} --help' (Larvatus options) and "
+                         f"'{prog} --help-beam' (Beam options).")
+    verbosity = -1 if launcher.quiet else launcher.verbose
+    logs.configure(prog, verbosity)
+    job_argv = _with_harness_log_level(job_argv + unchecked, verbosity)
+    progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
+                                launcher.progress_interval, prog)
+    try:
+        summary = run(job_argv, progress=progress)
     except (OptionsError, ModelError) as error:
-        print(f"larvatus: error: {error}", file=sys.stderr)
-        return 2
-    print(json.dumps({k: summary[k] for k in (
-        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason",
-        "entities_by_label", "wall_seconds")}, indent=2))
-    return 0 if summary["counts_add_up"] else 1
+        return arguments.report_usage_error(prog, error)
+    output_dir = summary_output(job_argv)
+    if not launcher.quiet:
+        print("\n".join(_closing_lines(summary, output_dir)))
+    status = 0
+    if not summary["counts_add_up"]:
+        status = 1
+    options = PipelineOptions(job_argv).view_as(LarvatusOptions)
+    failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
+    if failure:
+        files = dead_letter_files(output_dir)
+        where = files[0] if len(files) == 1 else os.path.join(output_dir, DEAD_LETTER_PREFIX + "-*")
+        print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
+              f"and detail are in {where}.", file=sys.stderr)
+        status = 1
+    return status
+
+
+def summary_output(job_argv: Sequence[str]) -> str:
+    return PipelineOptions(list(job_argv)).view_as(LarvatusOptions).output
+
+
+def _launcher_options(argv: Sequence[str], prog: str):
+    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
+    parser = arguments.ArgumentParser(prog=prog, add_help=False)
+    add_launcher_args(parser)
+    return parser.parse_known_args(list(argv))
+
+
+def _with_harness_log_level(job_argv: list[str], verbosity: int) -> list[str]:
+    """Quiets the DirectRunner's worker processes (multi_processing) unless told otherwise.
+
+    Remote runners keep their own default: their workers log to the runner's service.
+    """
+    if any(a.split("=", 1)[0] == "--default_sdk_harness_log_level" for a in job_argv):
+        return job_argv
+    if not is_local_runner(PipelineOptions(job_argv).view_as(StandardOptions).runner):
+        return job_argv
+    return job_argv + [f"--default_sdk_harness_log_level={logs.harness_level(verbosity)}"]
+
+
+def _beam_help(prog: str) -> str:
+    parser = arguments.beam_parser()
+    parser.prog = prog
+    parser.usage = f"{prog} [Larvatus options] [Beam options]"
+    parser.description = ("Beam's own options, accepted by larvatus run beside the Larvatus "
+                          "options (any other argument is an error).")
+    return parser.format_help()
 
 
 if __name__ == "__main__":

@@ -1,23 +1,30 @@
 """Print where a job's output went, its counts, and a few redacted examples (never original text)."""
 from __future__ import annotations
 
-import glob
 import json
 import os
 import sys
 import textwrap
+from typing import Optional, Sequence
 
 import pyarrow.parquet as pq
 
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
+from pipeline.arguments import ArgumentParser, UsageError, report_usage_error
+from pipeline.layout import SUMMARY_NAME, annotation_files, dead_letter_files
+
+EXAMPLES = """examples:
+  larvatus show out/
+  larvatus show out/ --examples 10 --width 2000
+
+Reads only the redacted text: nothing printed here quotes the original documents."""
 
 
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     """A short, shareable report of a finished job."""
     with open(os.path.join(output_dir, SUMMARY_NAME), encoding="utf-8") as handle:
         summary = json.load(handle)
-    files = sorted(glob.glob(os.path.join(output_dir, ANNOTATIONS_PREFIX + "-*.parquet")))
-    dead = sorted(glob.glob(os.path.join(output_dir, DEAD_LETTER_PREFIX + "-*.parquet")))
+    files = annotation_files(output_dir)
+    dead = dead_letter_files(output_dir)
     lines = [
         f"output: {os.path.abspath(output_dir)}",
         f"  annotations: {len(files)} Parquet file(s); dead letters: {len(dead)} file(s); "
@@ -44,12 +51,27 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m pipeline.show OUTPUT_DIR", file=sys.stderr)
-        return 2
-    print(show(argv[0]))
+def parser(prog: str) -> ArgumentParser:
+    result = ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES)
+    result.add_argument("output", metavar="OUT", help="The --output folder of a finished run.")
+    result.add_argument("--examples", type=int, default=3,
+                        help="How many redacted documents to print. Default: 3.")
+    result.add_argument("--width", type=int, default=400,
+                        help="Characters of each document to print. Default: 400.")
+    return result
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus show") -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser(prog).parse_args(argv)
+    except UsageError as error:
+        return report_usage_error(prog, error, f"See '{prog} --help'.")
+    if not os.path.isfile(os.path.join(args.output, SUMMARY_NAME)):
+        return report_usage_error(
+            prog, f"{args.output} holds no {SUMMARY_NAME}: not the output of a finished "
+                  f"larvatus run")
+    print(show(args.output, examples=args.examples, width=args.width))
     return 0
 
 

@@ -50,6 +50,7 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
+        "dead_letter_ratio": round(dead_total / records_in, 4) if records_in else 0.0,
         "counts_add_up": records_in == records_out + dead_total,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
@@ -65,3 +66,32 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "options": options,
         "beam_counters": dict(sorted(counters.items())),
     }
+
+
+def progress_counts(result) -> dict[str, int]:
+    """Documents done, dead letters and words from a running job's Beam counters (for progress)."""
+    counters = query_counters(result)
+    dead = sum(_with_prefix(counters, DEAD_LETTER_PREFIX).values())
+    return {"documents": counters.get(RECORDS_OUT, 0) + dead, "dead_lettered": dead,
+            "words": counters.get("words", 0), "bytes": 0}
+
+
+def dead_letter_failure(summary: dict, max_ratio: float) -> str | None:
+    """Why a finished job counts as failed for its dead letters, or None.
+
+    More than `max_ratio` of the records dead-lettered, or every record (when
+    there was at least one), fails the job; the message lists the reasons.
+    """
+    records_in = summary.get("records_in", 0)
+    dead = summary.get("dead_lettered", 0)
+    if not records_in or not dead:
+        return None
+    ratio = dead / records_in
+    if ratio <= max_ratio and dead < records_in:
+        return None
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(
+        (summary.get("dead_lettered_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    why = ("every record was dead-lettered" if dead == records_in
+           else f"more than --max-dead-letter-ratio {max_ratio:g}")
+    return (f"{dead:,} of {records_in:,} records ({ratio:.0%}) were dead-lettered ({why}); "
+            f"reasons: {reasons}")

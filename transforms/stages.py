@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
+from transforms import progress as progress_lib
 from transforms import read as read_lib
 from transforms.labels import LabelScheme
 from transforms.realign import realign
@@ -93,19 +94,23 @@ class Stage(beam.DoFn):
 class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
-    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int):
+    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
+                 progress_dir: Optional[str] = None):
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
         self._max_chars = max_chars
+        self._progress_dir = progress_dir
 
     def process(self, readable_file) -> Iterable:
         path = readable_file.metadata.path
         fmt = read_lib.format_for_path(path, self._format)
         timer = _Timer("read")
         emitted = 0
+        read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
         try:
-            with readable_file.open() as handle:
+            with readable_file.open() as opened:
+                handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
                     handle, path, fmt, self._id_field, self._text_field, self._max_chars)
                 while True:
@@ -113,6 +118,7 @@ class ReadRecords(beam.DoFn):
                         result = next(records, StopIteration)
                     if result is StopIteration:
                         break
+                    read_bytes.report()
                     if result is read_lib.BLANK_LINE:
                         count("blank_lines_skipped")
                         continue
@@ -124,6 +130,50 @@ class ReadRecords(beam.DoFn):
             yield dead_letter(DeadLetter(
                 f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
                 f"{type(error).__name__} after {emitted} records"))
+        read_bytes.finish()
+
+    def finish_bundle(self):
+        flush_progress(self._progress_dir)
+
+
+class _ReadBytes:
+    """Reports how far into a file the reader is, for the progress ETA (in the file's own bytes).
+
+    Bytes handed out by an uncompressed file count as they are read; a compressed
+    file counts whole when it is done (its decompressed bytes are not its size).
+    """
+
+    def __init__(self, progress_dir: Optional[str], metadata):
+        self._progress = progress_lib.progress_file(progress_dir)
+        self._size = metadata.size_in_bytes or 0
+        self._compressed = metadata.path.lower().endswith(read_lib.COMPRESSION_SUFFIXES)
+        self._counting: Optional[progress_lib.CountingReader] = None
+        self._reported = 0
+
+    def wrap(self, handle):
+        if self._progress is None or self._compressed:
+            return handle
+        self._counting = progress_lib.CountingReader(handle)
+        return self._counting
+
+    def report(self) -> None:
+        if self._counting is not None:
+            done = min(self._counting.count, self._size)
+            if done > self._reported:
+                self._progress.add(bytes_read=done - self._reported)
+                self._reported = done
+
+    def finish(self) -> None:
+        if self._progress is not None and self._size > self._reported:
+            self._progress.add(bytes_read=self._size - self._reported)
+            self._reported = self._size
+
+
+def flush_progress(progress_dir: Optional[str]) -> None:
+    """Writes this process's progress totals now (at the end of a bundle)."""
+    progress = progress_lib.progress_file(progress_dir)
+    if progress is not None:
+        progress.flush()
 
 
 class Segment(Stage):

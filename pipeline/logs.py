@@ -1,0 +1,87 @@
+"""Command-line logging: one handler that names the program, -v/-q levels, Beam's noise kept out."""
+from __future__ import annotations
+
+import logging
+import sys
+
+# Loggers of Larvatus's own code; everything else (Beam, gRPC, ONNX Runtime) is "theirs".
+OUR_LOGGERS = ("larvatus", "pipeline", "models", "transforms")
+# verbosity -> (our level, their level, the Beam SDK harness level in worker processes)
+LEVELS = {
+    -1: (logging.WARNING, logging.ERROR, "ERROR"),
+    0: (logging.INFO, logging.ERROR, "ERROR"),
+    1: (logging.DEBUG, logging.WARNING, "WARNING"),
+    2: (logging.DEBUG, logging.INFO, "INFO"),
+}
+# Records that say nothing about a Larvatus job: (logger name, message prefix).
+NOISE = (
+    # Printed at `import apache_beam` through the root logger, --help included.
+    ("root", "apitools not found"),
+)
+
+
+class BeamNoiseFilter(logging.Filter):
+    """Drops the records listed in NOISE."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, prefix in NOISE:
+            if record.name == name and str(record.msg).startswith(prefix):
+                return False
+        return True
+
+
+def install_noise_filter() -> None:
+    """Puts BeamNoiseFilter on the root logger (once); run before Beam is imported."""
+    root = logging.getLogger()
+    if not any(isinstance(f, BeamNoiseFilter) for f in root.filters):
+        root.addFilter(BeamNoiseFilter())
+
+
+class CliHandler(logging.Handler):
+    """Writes `PROG: [level: ][logger: ]message` to stderr, around a progress bar if one is drawn."""
+
+    def __init__(self, prog: str):
+        super().__init__()
+        self.prog = prog
+        self.addFilter(BeamNoiseFilter())
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info and record.levelno >= logging.ERROR:
+            message += "\n" + logging.Formatter().formatException(record.exc_info)
+        ours = record.name.split(".")[0] in OUR_LOGGERS
+        where = "" if ours else f"{record.name}: "
+        level = "" if record.levelno == logging.INFO and ours else f"{record.levelname.lower()}: "
+        return f"{self.prog}: {level}{where}{message}"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+            from tqdm import tqdm   # tqdm.write clears and redraws an active bar
+
+            tqdm.write(text, file=sys.stderr)
+        except Exception:   # never let logging break the job
+            self.handleError(record)
+
+
+def configure(prog: str, verbosity: int = 0) -> None:
+    """Replaces whatever configured the root logger (Beam calls basicConfig at import).
+
+    verbosity -1 (-q): warnings and errors of Larvatus, errors of libraries;
+    0: Larvatus's info lines, library errors; 1 (-v): Larvatus debug, library
+    warnings; 2 (-vv): library info too.
+    """
+    ours, theirs, _ = LEVELS[max(-1, min(2, verbosity))]
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(CliHandler(prog))
+    root.setLevel(theirs)
+    for name in OUR_LOGGERS:
+        logging.getLogger(name).setLevel(ours)
+    install_noise_filter()
+
+
+def harness_level(verbosity: int) -> str:
+    """The Beam SDK harness log level for worker processes at this verbosity."""
+    return LEVELS[max(-1, min(2, verbosity))][2]
