@@ -1,7 +1,7 @@
 """The one batched inference loop: token-budget batches of length-sorted windows, padded, any model call."""
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Optional, Sequence, TypeVar
 
 import numpy as np
 
@@ -12,11 +12,13 @@ ModelCall = Callable[[dict[str, np.ndarray]], np.ndarray]
 T = TypeVar("T")
 
 
-def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+def plan_batches(lengths: Sequence[int], batch_tokens: int,
+                 max_windows: Optional[int] = None) -> list[list[int]]:
     """Groups window indices into batches whose padded size stays within a token budget.
 
     Windows are sorted by length so each batch pads to a near-equal length; a
-    window longer than the budget gets a batch of its own.
+    window longer than the budget gets a batch of its own; `max_windows` caps
+    the windows of a batch (1: every window alone).
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
     batches: list[list[int]] = []
@@ -24,7 +26,8 @@ def plan_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
     longest = 0
     for i in order:
         longest_if_added = max(longest, lengths[i])
-        if current and longest_if_added * (len(current) + 1) > batch_tokens:
+        full = max_windows is not None and len(current) >= max_windows
+        if current and (full or longest_if_added * (len(current) + 1) > batch_tokens):
             batches.append(current)
             current, longest_if_added = [], lengths[i]
         current.append(i)
@@ -55,7 +58,8 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def run_in_batches(
-    windows: Sequence[Window], batch_tokens: int, model_call: ModelCall
+    windows: Sequence[Window], batch_tokens: int, model_call: ModelCall,
+    max_windows: Optional[int] = None,
 ) -> list[np.ndarray]:
     """Label probabilities for each window's content pieces ([CLS] and [SEP] stripped).
 
@@ -64,10 +68,13 @@ def run_in_batches(
       batch_tokens: the most padded tokens one call may see.
       model_call: runs one padded batch and returns its logits (ONNX Runtime,
         PyTorch, ...), as Beam's ONNX handler takes an `inference_fn`.
+      max_windows: at most this many windows a call; 1 for models whose output
+        depends on their batch mates (dynamic int8 quantization computes its
+        activation scales per call), so that a window's tags depend on it alone.
     """
     results: list = [None] * len(windows)
     lengths = [len(w) for w in windows]
-    for batch in plan_batches(lengths, batch_tokens):
+    for batch in plan_batches(lengths, batch_tokens, max_windows):
         logits = model_call(pad_batch([windows[i] for i in batch]))
         probs = softmax(np.asarray(logits).astype(np.float32, copy=False))
         for row, i in enumerate(batch):

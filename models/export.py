@@ -16,9 +16,14 @@ from models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model
 from transforms.labels import read_scheme
 from transforms.encode import TYPE_IDS_ZEROS
 
-PRECISIONS = ("fp32", "fp16", "int8")
+# int8: dynamic quantization (activation scales computed per batch: a window's tags can
+# depend on its batch mates); int8-static: calibrated QDQ quantization (fixed scales:
+# a window's tags depend on the window alone).
+PRECISIONS = ("fp32", "fp16", "int8", "int8-static")
 # Which shipped precision each device prefers, best first.
-DEVICE_PREFERENCE = {"cpu": ("int8", "fp32", "fp16"), "cuda": ("fp16", "fp32", "int8")}
+DEVICE_PREFERENCE = {"cpu": ("int8-static", "int8", "fp32", "fp16"),
+                     "cuda": ("fp16", "fp32", "int8-static", "int8")}
+CALIBRATION_DOCUMENTS = 64
 PARITY_SENTENCES = [
     "Angela Merkel met Emmanuel Macron in Paris on Tuesday .",
     "SOCCER - JAPAN GET LUCKY WIN , CHINA IN SURPRISE DEFEAT .",
@@ -87,6 +92,54 @@ def _quantize_int8(source: Path, target: Path) -> None:
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
 
 
+def calibration_feeds(conll_path: str, tokenizer_json: str, type_ids: str, max_length: int,
+                      documents: int = CALIBRATION_DOCUMENTS, cls_token: str = "[CLS]",
+                      sep_token: str = "[SEP]") -> list[dict[str, np.ndarray]]:
+    """Model inputs for calibration: CoNLL documents as the pipeline feeds them (raw text,
+    pipeline segmentation and windows), one window a feed so that no padding skews the ranges."""
+    from tokenizers import Tokenizer
+
+    from models.batching import pad_batch
+    from models.conll import read_documents
+    from transforms.encode import EncodeSettings, default_overlap, encode_many
+    from transforms.segment import segment
+
+    tokenizer = Tokenizer.from_file(tokenizer_json)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    settings = EncodeSettings(max_length, default_overlap(max_length),
+                              tokenizer.token_to_id(cls_token), tokenizer.token_to_id(sep_token),
+                              type_ids)
+    golds = read_documents(conll_path)[:documents]
+    encoded = encode_many([segment(g.document()) for g in golds], tokenizer, settings)
+    return [pad_batch([window]) for doc in encoded for window in doc.windows]
+
+
+def _quantize_static(source: Path, target: Path, feeds: list[dict[str, np.ndarray]]) -> None:
+    import onnx
+    from onnxruntime.quantization import (
+        CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static,
+    )
+
+    names = {i.name for i in onnx.load(str(source), load_external_data=False).graph.input}
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self._feeds = iter(feeds)
+
+        def get_next(self):
+            feed = next(self._feeds, None)
+            return None if feed is None else {k: v for k, v in feed.items() if k in names}
+
+    quantize_static(
+        str(source), str(target), Reader(), quant_format=QuantFormat.QDQ,
+        op_types_to_quantize=["MatMul", "Gemm"], per_channel=True,
+        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+        calibrate_method=CalibrationMethod.MinMax,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT,
+                       "ActivationSymmetric": False, "WeightSymmetric": True})
+
+
 def parity_check(model, tokenizer, onnx_path: Path, type_ids: str, labels: Sequence[str],
                  sentences: Sequence[str] = PARITY_SENTENCES) -> tuple[float, float]:
     """Runs PyTorch and ONNX Runtime on the same sentences.
@@ -138,7 +191,8 @@ def write_model_card(output: Path, meta: dict) -> None:
 
 def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bool,
            max_length: int | None = None, max_disagreement: float = 0.02,
-           name: str | None = None) -> dict:
+           name: str | None = None, calibration_data: str | None = None,
+           calibration_documents: int = CALIBRATION_DOCUMENTS) -> dict:
     """Exports `checkpoint` into `output`, checks parity, writes the Larvatus config.
 
     Returns the config written to `larvatus_model.json`.
@@ -179,6 +233,16 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
                 shutil.copy(fp32, target)
             elif precision == "fp16":
                 _optimize(raw, target, config, fp16=True, fuse=optimize)
+            elif precision == "int8-static":
+                if not calibration_data:
+                    raise ModelError("int8-static needs --calibration-data (a CoNLL file, e.g. "
+                                     "the training split) to fix its activation ranges")
+                tokenizer.backend_tokenizer.save(str(Path(tmp) / TOKENIZER_NAME))
+                feeds = calibration_feeds(calibration_data, str(Path(tmp) / TOKENIZER_NAME),
+                                          type_ids, int(length), calibration_documents,
+                                          tokenizer.cls_token or "[CLS]",
+                                          tokenizer.sep_token or "[SEP]")
+                _quantize_static(raw, target, feeds)
             else:
                 _quantize_int8(fp32, target)
             files[precision] = target.name
@@ -208,6 +272,8 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
                            "sep": tokenizer.sep_token or "[SEP]"},
         "onnx": onnx,
         "files": files,
+        "dynamic_quantization": sorted(name for precision, name in files.items()
+                                       if precision == "int8"),
         "parity": parity,
         "checkpoint": str(checkpoint),
     }
@@ -217,14 +283,15 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
     return meta
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m models.export", description=__doc__)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m models.export") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--checkpoint", required=True,
                         help="Hugging Face token-classification checkpoint directory.")
     parser.add_argument("--output", required=True, help="Model directory to write.")
     parser.add_argument("--precision", default="fp32",
-                        help="fp32, fp16 (GPU), int8 (dynamic quantization, CPU), or a "
+                        help="fp32, fp16 (GPU), int8 (dynamic quantization, CPU: tags can depend "
+                             "on batch mates), int8-static (calibrated QDQ quantization, CPU: "
+                             "tags depend on the window alone; needs --calibration-data), or a "
                              "comma-separated list. Default: fp32.")
     parser.add_argument("--optimize", action="store_true",
                         help="Run ONNX Runtime's transformer optimizer (fused attention, "
@@ -235,10 +302,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Largest fraction of tokens whose argmax may differ from "
                              "PyTorch. Default: 0.02.")
     parser.add_argument("--name", default=None, help="Model name written to the output.")
+    parser.add_argument("--calibration-data", default=None,
+                        help="CoNLL file whose documents calibrate int8-static (e.g. train.txt).")
+    parser.add_argument("--calibration-documents", type=int, default=CALIBRATION_DOCUMENTS,
+                        help=f"Documents read for calibration. Default: {CALIBRATION_DOCUMENTS}.")
     args = parser.parse_args(argv)
     try:
         export(args.checkpoint, args.output, [p.strip() for p in args.precision.split(",")],
-               args.optimize, args.max_length, args.max_disagreement, args.name)
+               args.optimize, args.max_length, args.max_disagreement, args.name,
+               args.calibration_data, args.calibration_documents)
     except ModelError as error:
         print(f"export failed: {error}", file=sys.stderr)
         return 1

@@ -10,7 +10,7 @@ import numpy as np
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from models.batching import flatten_windows, run_in_batches, split_per_document
-from models.model_dir import ModelError, ModelSpec
+from models.model_dir import ModelError, ModelSpec, where
 from transforms.records import EncodedDocument, InferenceFailure, Window
 
 LOG = logging.getLogger(__name__)
@@ -36,6 +36,16 @@ class LoadedModel:
     num_labels: int
     batch_tokens: int
     io_binding: bool = False
+    windows_per_call: Optional[int] = None   # 1 for dynamically quantized graphs
+
+    def predict(self, windows: Sequence[Window]) -> list[np.ndarray]:
+        """Label probabilities for each window's content pieces.
+
+        The one method the handler calls, so that a model shared across processes
+        (`--large-model`, `--model-copies`: Beam hands out a proxy to it) does the
+        whole batched loop in its own process, in one call per batch of documents.
+        """
+        return run_in_batches(windows, self.batch_tokens, self.run, self.windows_per_call)
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         """Logits for one padded batch.
@@ -55,6 +65,14 @@ class LoadedModel:
         return binding.copy_outputs_to_cpu()[0]
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def cuda_present() -> bool:
     """Whether this machine has an NVIDIA driver (checked before asking ONNX Runtime for CUDA)."""
     return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
@@ -72,8 +90,24 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
 
     def __init__(
         self, spec: ModelSpec, device: str = "auto", batch_tokens: Optional[int] = None,
-        intra_op_threads: int = 0,
+        intra_op_threads: int = 0, processes_per_machine: int = 1,
+        model_copies: Optional[int] = None, large_model: bool = False,
     ):
+        """
+        Args:
+          spec: the model, as the launcher checked it (workers find its files themselves).
+          device: auto, cpu or cuda.
+          batch_tokens: padded tokens per inference batch (default per device).
+          intra_op_threads: ONNX Runtime threads per session; 0 picks them from
+            the machine's cores and the sessions sharing them (`session_threads`).
+          processes_per_machine: SDK worker processes the runner starts on each
+            machine, each loading its own session unless the model is shared; 0
+            means one per core (Dataflow's default).
+          model_copies: load exactly this many copies per machine, shared by all
+            its processes (Beam's `model_copies`); None: one per process.
+          large_model: share one copy per machine across processes (Beam's
+            `large_model`), for models too big to load once per process.
+        """
         if device not in DEVICE_CHOICES:
             raise ValueError(f"device must be one of {DEVICE_CHOICES}, got {device!r}")
         if batch_tokens is not None and batch_tokens < spec.max_length:
@@ -81,30 +115,72 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                 f"batch_tokens ({batch_tokens}) must be at least the model's window "
                 f"length ({spec.max_length})")
         if intra_op_threads < 0:
-            raise ValueError(f"intra_op_threads must be 0 (ONNX Runtime's default) or more, "
+            raise ValueError(f"intra_op_threads must be 0 (chosen per machine) or more, "
                              f"got {intra_op_threads}")
+        if processes_per_machine < 0:
+            raise ValueError(f"processes_per_machine must be 0 (one per core) or more, "
+                             f"got {processes_per_machine}")
+        if model_copies is not None and model_copies < 1:
+            raise ValueError(f"model_copies must be at least 1, got {model_copies}")
         self._spec = spec
         self._device = device
         self._batch_tokens = batch_tokens
         self._intra_op_threads = intra_op_threads
+        self._processes_per_machine = processes_per_machine
         budget = max(MIN_DOCUMENT_BATCH_TOKENS, 4 * (batch_tokens or CPU_BATCH_TOKENS))
         super().__init__(
             min_batch_size=budget, max_batch_size=budget,
-            element_size_fn=_document_tokens)
+            element_size_fn=_document_tokens, model_copies=model_copies,
+            large_model=large_model)
+
+    def sessions_per_machine(self, cores: int) -> int:
+        """How many ONNX Runtime sessions compete for this machine's cores."""
+        if self.share_model_across_processes():
+            return self.model_copies()
+        return self._processes_per_machine or cores
+
+    def session_threads(self, cores: Optional[int] = None) -> tuple[int, bool]:
+        """Intra-op threads for one session and whether its threads may spin.
+
+        An explicit `intra_op_threads` wins. Otherwise the cores are split
+        between the sessions on the machine: all of them for a lone process,
+        cores // N for N processes (DirectRunner multi_processing, Flink's
+        sdk_worker_parallelism) or N shared copies, 1 when the runner starts one
+        process per core (Dataflow). Spinning (busy-waiting threads, ONNX
+        Runtime's default) is turned off whenever sessions or processes share
+        cores, where it burns the time the others need. 0 threads: ONNX Runtime's own default
+        (one per physical core), for a lone session.
+        """
+        cores = cores or available_cores()
+        sessions = max(1, self.sessions_per_machine(cores))
+        alone = sessions == 1 and (self._processes_per_machine or cores) == 1
+        if self._intra_op_threads:
+            return self._intra_op_threads, alone and self._intra_op_threads >= cores
+        if alone:
+            return 0, True   # ONNX Runtime's default: one thread per physical core
+        return max(1, cores // sessions), False
 
     def _session(self, onnx_path: str, providers: list):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if self._intra_op_threads:
-            options.intra_op_num_threads = self._intra_op_threads
+        threads, spinning = self.session_threads()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.add_session_config_entry(
+            "session.intra_op.allow_spinning", "1" if spinning else "0")
         try:
             return ort.InferenceSession(onnx_path, sess_options=options, providers=providers)
         except Exception as error:  # ORT raises several types for a bad file
             raise ModelError(
-                f"ONNX Runtime cannot load {onnx_path}: {type(error).__name__}: "
-                f"{str(error)[:500]}. Re-export it with `python -m models.export`.") from error
+                f"on {where()}: ONNX Runtime {ort.__version__} cannot load "
+                f"{os.path.basename(onnx_path)} of model {self._spec.location}: "
+                f"{type(error).__name__}: {str(error)[:500]}. Its sha256 matches what the "
+                f"launcher checked, so if the launcher loaded it (it does before the job "
+                f"starts) this machine differs: its onnxruntime version, CPU or memory. "
+                f"If the launcher cannot load it either, re-export it with "
+                f"`python -m models.export`.") from error
 
     def load_model(self) -> LoadedModel:
         import onnxruntime as ort
@@ -118,8 +194,8 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         if session is None:
             if self._device == "cuda":
                 raise ModelError(
-                    "--device cuda was asked for, but ONNX Runtime cannot use CUDA here "
-                    f"(available: {ort.get_available_providers()}, driver present: "
+                    f"on {where()}: --device cuda was asked for, but ONNX Runtime cannot use "
+                    f"CUDA here (available: {ort.get_available_providers()}, driver present: "
                     f"{cuda_present()}). Install onnxruntime-gpu with CUDA 12/13 and cuDNN 9, "
                     "or run with --device cpu.")
             session = self._session(self._spec.onnx_path("cpu"), [CPU])
@@ -128,23 +204,26 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         missing = {"input_ids", "attention_mask"} - set(input_names)
         if missing:
             raise ModelError(
-                f"{self._spec.path}: the ONNX graph lacks inputs {sorted(missing)}; "
+                f"{self._spec.location}: the ONNX graph lacks inputs {sorted(missing)}; "
                 "export a token-classification model with `python -m models.export`.")
         num_labels = session.get_outputs()[0].shape[-1]
         if isinstance(num_labels, int) and num_labels != len(self._spec.labels):
             raise ModelError(
-                f"{self._spec.path}: the graph predicts {num_labels} labels but the "
+                f"{self._spec.location}: the graph predicts {num_labels} labels but the "
                 f"config lists {len(self._spec.labels)}.")
-        LOG.debug("Larvatus model %s runs on %s (%s)", self._spec.name, device,
-                 session.get_providers()[0])
+        threads, spinning = self.session_threads()
+        LOG.info("Larvatus model %s runs on %s (%s) in %s, %s intra-op threads, spinning %s",
+                 self._spec.name, device, session.get_providers()[0], where(),
+                 threads or "ONNX Runtime's default", "on" if spinning else "off")
         batch_tokens = self._batch_tokens or (
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
+        per_window = self._spec.onnx_files[device] in self._spec.batch_dependent_files
         return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
-                           io_binding=device == "cuda")
+                           io_binding=device == "cuda", windows_per_call=1 if per_window else None)
 
     def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
-        """Label probabilities for each window's content pieces."""
-        return run_in_batches(windows, model.batch_tokens, model.run)
+        """Label probabilities for each window's content pieces (through a proxy when shared)."""
+        return model.predict(windows)
 
     def run_inference(
         self, batch: Sequence[EncodedDocument], model: LoadedModel,

@@ -281,9 +281,9 @@ def train(args) -> dict:
     return meta
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m models.train") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--train", required=True, help="CoNLL-format training file.")
     parser.add_argument("--valid", required=True, help="CoNLL-format validation file.")
     parser.add_argument("--output", required=True, help="Checkpoint directory to write.")

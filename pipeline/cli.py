@@ -79,5 +79,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
 
 
+def console_main() -> None:
+    """The `larvatus` console script."""
+    status = main()
+    if status == 130:   # see pipeline.run.console_main
+        sys.stdout.flush()
+        sys.stderr.flush()
+        import os
+
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -1,7 +1,6 @@
 """The Beam graph: read, segment, encode, infer, realign, redact, write."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -12,10 +11,15 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
 from pipeline import schemas
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
+from pipeline.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
+)
 from transforms import stages
+from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
+from transforms.patterns import PatternSettings
 from transforms.progress import progress_file
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
@@ -41,6 +45,14 @@ class JobConfig:
     aggregation: str
     policy: RedactionPolicy
     keep_text: bool
+    patterns: PatternSettings = PatternSettings(labels=frozenset())
+    decision: Optional[RedactionDecision] = None
+    processes_per_machine: int = 1
+    model_copies: Optional[int] = None
+    large_model: bool = False
+    record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
+    input_base: str = ""   # sources and fallback ids are relative to it (transforms.read.input_base)
+    text_ids: str = "path"   # text input: ids from the relative path, or its hash
     # A local folder where workers keep running totals for the progress line
     # (transforms/progress.py); None: no progress reporting.
     progress_dir: Optional[str] = None
@@ -60,7 +72,9 @@ class JobConfig:
     def handler(self) -> OnnxTokenClassifierHandler:
         return OnnxTokenClassifierHandler(
             self.spec, device=self.device, batch_tokens=self.batch_tokens,
-            intra_op_threads=self.intra_op_threads)
+            intra_op_threads=self.intra_op_threads,
+            processes_per_machine=self.processes_per_machine,
+            model_copies=self.model_copies, large_model=self.large_model)
 
 
 class AnnotateDocuments(beam.PTransform):
@@ -72,26 +86,33 @@ class AnnotateDocuments(beam.PTransform):
 
     def expand(self, documents):
         config = self._config
-        segmented = documents | "Segment" >> beam.ParDo(stages.Segment()).with_outputs(
+        timeout = config.record_timeout
+        segmented = documents | "Segment" >> beam.ParDo(stages.Segment(timeout)).with_outputs(
             stages.DEAD, main="ok")
         encoded = segmented.ok | "Encode" >> beam.ParDo(stages.Encode(
-            config.spec, config.encode_settings)).with_outputs(
+            config.spec, config.encode_settings, timeout)).with_outputs(
                 stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
         tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation)).with_outputs(
-                stages.DEAD, main="ok")
-        annotated = tagged.ok | "Redact" >> beam.ParDo(stages.Redact(config.policy))
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout)
+        ).with_outputs(stages.DEAD, main="ok")
+        merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
+            stages.DetectPatterns(config.patterns, timeout)).with_outputs(stages.DEAD, main="ok")
+        redacted = merged.ok | "Redact" >> beam.ParDo(
+            stages.Redact(config.policy, timeout)).with_outputs(stages.DEAD, main="ok")
+        annotated = redacted.ok | "Audit" >> beam.ParDo(
+            stages.AuditRedacted(timeout)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
         dead = (
             (segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
+             merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
              failed_inference)
             | "MergeDeadLetters" >> beam.Flatten())
-        return {"annotated": annotated, stages.DEAD: dead}
+        return {"annotated": annotated.ok, stages.DEAD: dead}
 
 
 class ReadDocuments(beam.PTransform):
@@ -109,6 +130,7 @@ class ReadDocuments(beam.PTransform):
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
+                base=config.input_base, hash_text_ids=config.text_ids == "hash",
                 progress_dir=config.progress_dir))
             .with_outputs(stages.DEAD, main="ok"))
 
@@ -120,6 +142,7 @@ class ToAnnotationRow(beam.DoFn):
         self._model = model_info
         self._keep_text = keep_text
         self._progress_dir = progress_dir
+        self._progress = None
 
     def setup(self):
         self._progress = progress_file(self._progress_dir)
@@ -135,10 +158,11 @@ class ToAnnotationRow(beam.DoFn):
 
 
 class ToDeadLetterRow(beam.DoFn):
-    """DeadLetter -> a dict row of the dead-letter schema (and a document done, for progress)."""
+    """DeadLetter -> a dict row of the dead-letter schema (and a record done, for progress)."""
 
     def __init__(self, progress_dir: Optional[str] = None):
         self._progress_dir = progress_dir
+        self._progress = None
 
     def setup(self):
         self._progress = progress_file(self._progress_dir)
@@ -155,18 +179,21 @@ class ToDeadLetterRow(beam.DoFn):
 def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     """Wires the whole job onto `pipeline`; returns its PCollections by name."""
     read = pipeline | "ReadDocuments" >> ReadDocuments(config)
-    annotated = read.ok | "Annotate" >> AnnotateDocuments(config)
+    # Reading a file is not splittable, so without this one worker would annotate every
+    # document of a file; after it, documents spread over all workers.
+    documents = read.ok | "SpreadDocuments" >> beam.Reshuffle()
+    annotated = documents | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(
          config.model_info, config.keep_text, config.progress_dir))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
+         join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

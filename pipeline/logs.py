@@ -38,7 +38,7 @@ def install_noise_filter() -> None:
 
 
 class CliHandler(logging.Handler):
-    """Writes `PROG: [level: ][logger: ]message` to stderr, around a progress bar if one is drawn."""
+    """Writes `PROG: [level: ][logger: ]message` to stderr."""
 
     def __init__(self, prog: str):
         super().__init__()
@@ -56,10 +56,8 @@ class CliHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text = self.format(record)
-            from tqdm import tqdm   # tqdm.write clears and redraws an active bar
-
-            tqdm.write(text, file=sys.stderr)
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
         except Exception:   # never let logging break the job
             self.handleError(record)
 

@@ -2,27 +2,36 @@
 from __future__ import annotations
 
 import argparse
-import os
+from typing import Sequence
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from models.handler import DEVICE_CHOICES
-from models.model_dir import DEFAULT_MODEL_DIR
+from models.model_dir import EMBEDDED_DEFAULT
 from transforms.realign import AGGREGATIONS
+from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.read import DEFAULT_MAX_CHARS
-from transforms.redact import PLACEHOLDER_STYLES, PlaceholderStyle
+from transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
+from transforms.redact import (
+    MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
+)
+from transforms.stages import read_secret_file
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
+DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
+DEFAULT_MODEL_TYPES = ("PER", "LOC", "ORG")
+DEFAULT_REDACT_THRESHOLD = 0.04
 DEFAULT_ID_FIELD = "id"
 DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
+TEXT_ID_CHOICES = ("path", "hash")
 PROGRESS_MODES = ("auto", "bar", "lines", "off")
 DEFAULT_PROGRESS_INTERVAL = 5.0
 RUN_EXAMPLES = """examples:
   larvatus run --input 'corpus/*.jsonl' --output out/
   larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\
       --redact-labels PER,LOC,ORG,MISC --placeholder indexed
-  larvatus run --input 'letters/*.txt' --output out/ --keep-text -v
-  larvatus run --input big.jsonl.gz --output out/ --progress lines \\
+  larvatus run --input 'letters/*.txt' --output out/ --text-ids hash -v
+  larvatus run --input big.jsonl.gz --output out/ \\
       --direct_num_workers 2 --direct_running_mode multi_processing
 
 Every other argument must be a Beam option (larvatus run --help-beam lists them), e.g.
@@ -31,7 +40,8 @@ Every other argument must be a Beam option (larvatus run --help-beam lists them)
 a runner's job server knows).
 
 exit status: 0 done; 1 the job ran but failed a check (too many dead letters, counts that
-do not add up); 2 a bad command line, option, input or model (nothing was run)."""
+do not add up); 2 a bad command line, option, input or model (nothing was run); 130
+interrupted (Ctrl-C)."""
 
 
 class OptionsError(ValueError):
@@ -53,20 +63,42 @@ class LarvatusOptions(PipelineOptions):
             help="jsonl: one JSON object a line; text: one document a file (id = path); "
                  "parquet: one document a row. auto (default) reads it from each file's "
                  "extension (.jsonl/.json/.ndjson, .parquet, else text).")
-        group.add_argument("--id-field", "--id_field", dest="id_field", default=None,
-                           help="Field holding the document id (jsonl, parquet). Default: id "
-                                "when present; a record without one takes its source "
-                                "(file:line) as id. A field named here must exist.")
+        group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
+                           help="Field holding the document id (jsonl, parquet). Default: id. "
+                                "A record without one takes its source (file:line) as id.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
                            help="Field holding the text (jsonl, parquet). Default: text.")
-        group.add_argument("--model", default=str(DEFAULT_MODEL_DIR),
-                           help="Model directory (default: the embedded English NER model).")
+        group.add_argument("--model", default=EMBEDDED_DEFAULT,
+                           help="Model directory: a local path or any Beam filesystem "
+                                "(gs://, s3://, hdfs://...). Workers copy it once per "
+                                "process into a local cache ($LARVATUS_CACHE, else "
+                                "~/.cache/larvatus) and check its sha256 against the "
+                                f"launcher's. Default: {EMBEDDED_DEFAULT}, the English NER "
+                                "model inside the installed Larvatus package.")
         group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
                            help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
                                 "use it, else CPU. cuda fails at start if CUDA is unusable.")
         group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
-                           default="PER,LOC,ORG",
-                           help="Comma-separated entity types to replace. Default: PER,LOC,ORG.")
+                           default=DEFAULT_LABELS_WORD,
+                           help="What to replace, comma-separated: entity types of the model "
+                                f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(PATTERN_LABELS)}); "
+                                "'default' = PER,LOC,ORG and every pattern label, DATE included; "
+                                "'all' = every model type and pattern label; '-LABEL' removes one "
+                                "(e.g. 'default,-DATE' keeps dates); 'none' turns redaction off "
+                                "(with a warning). Default: default.")
+        group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
+                           type=float, default=DEFAULT_REDACT_THRESHOLD,
+                           help="Recall-first decision: a word is redacted when the model's "
+                                "summed probability of the redacted types reaches this value, "
+                                "whatever its top label (an ORG mistaken for MISC is still "
+                                f"hidden). In (0, 1]; lower hides more. Default: "
+                                f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
+                                "token recall of PER/LOC/ORG >= 0.99; see the model card).")
+        group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
+                           default=",".join(DEFAULT_PHONE_REGIONS),
+                           help="Regions whose national phone formats are recognised (numbers "
+                                "written with +country code are found whatever the region). "
+                                f"Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
         group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
                            help="label: [PER]; indexed: [PER_1], numbered per document, the "
                                 "same surface form getting the same number; pseudonym: "
@@ -75,7 +107,13 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--pseudonym-key-env", "--pseudonym_key_env",
                            dest="pseudonym_key_env", default=DEFAULT_KEY_ENV,
                            help=f"Environment variable holding the secret key for "
-                                f"--placeholder pseudonym. Default: {DEFAULT_KEY_ENV}.")
+                                f"--placeholder pseudonym, read by each worker (never sent "
+                                f"in the job). Default: {DEFAULT_KEY_ENV}.")
+        group.add_argument("--pseudonym-key-file", "--pseudonym_key_file",
+                           dest="pseudonym_key_file", default=None,
+                           help="Instead of --pseudonym-key-env: a file holding the key (a "
+                                "mounted secret, or gs://, s3://... readable by the workers), "
+                                "read by each worker; surrounding whitespace is ignored.")
         group.add_argument("--no-propagate", "--no_propagate", dest="propagate",
                            action="store_false", default=True,
                            help="Do not redact other occurrences of a redacted surface form.")
@@ -96,7 +134,21 @@ class LarvatusOptions(PipelineOptions):
                                 "65536 on CUDA.")
         group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
                            type=int, default=0,
-                           help="ONNX Runtime threads per worker (0: its default, all cores).")
+                           help="ONNX Runtime threads per model session. 0 (default): the "
+                                "machine's cores split between the sessions on it: all for "
+                                "one process, cores/N for N processes "
+                                "(--direct_num_workers, --sdk_worker_parallelism) or N "
+                                "--model-copies, 1 on Dataflow (one process per vCPU).")
+        group.add_argument("--model-copies", "--model_copies", dest="model_copies",
+                           type=int, default=None,
+                           help="Load exactly this many model copies per machine, shared by "
+                                "all its worker processes (Beam RunInference's model_copies). "
+                                "Default: one copy per process. 1 suits a GPU worker.")
+        group.add_argument("--large-model", "--large_model", dest="large_model",
+                           action="store_true", default=False,
+                           help="Share one model copy per machine across its worker "
+                                "processes (Beam RunInference's large_model), for models too "
+                                "big to load once per process.")
         group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
                            default=False,
                            help="Also write the original text and entity surface strings. Off "
@@ -105,33 +157,32 @@ class LarvatusOptions(PipelineOptions):
                            default=DEFAULT_MAX_CHARS,
                            help=f"Longer documents are dead-lettered as too_large. "
                                 f"Default: {DEFAULT_MAX_CHARS}.")
+        group.add_argument("--record-timeout", "--record_timeout", dest="record_timeout",
+                           type=float, default=DEFAULT_RECORD_TIMEOUT,
+                           help=f"Seconds one document may spend in one stage (segment, "
+                                f"encode, realign, patterns, redact, audit) before it is "
+                                f"dead-lettered as timeout; the job goes on. 0: no limit. "
+                                f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
         group.add_argument("--overwrite", action="store_true", default=False,
-                           help="Replace Larvatus files already in --output.")
+                           help="Replace Larvatus files already in --output (only once the "
+                                "new run has finished).")
         group.add_argument(
             "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
             type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,
             help=f"The job exits with status 1, listing the reasons, when more than this share "
-                 f"of records is dead-lettered (the output is written all the same). A job "
+                 f"of records is dead-lettered (the output is written all the same); a job "
                  f"whose every record is dead-lettered always fails. Default: "
                  f"{DEFAULT_MAX_DEAD_LETTER_RATIO}.")
-
-
-def pseudonym_key(options: LarvatusOptions) -> bytes | None:
-    """The secret for pseudonyms, read from the environment, or an error that says how to set it."""
-    if options.placeholder != PlaceholderStyle.PSEUDONYM:
-        return None
-    key = os.environ.get(options.pseudonym_key_env, "")
-    if len(key) < 16:
-        raise OptionsError(
-            f"--placeholder pseudonym needs a secret key of at least 16 characters in the "
-            f"environment variable {options.pseudonym_key_env} (for example: export "
-            f"{options.pseudonym_key_env}=$(openssl rand -hex 32)). Keep it secret: whoever "
-            f"holds it can test guesses against the pseudonyms.")
-    return key.encode("utf-8")
+        group.add_argument(
+            "--text-ids", "--text_ids", dest="text_ids", default="path", choices=TEXT_ID_CHOICES,
+            help="For --input-format text, where ids and sources come from: path (default), "
+                 "the file's path relative to the input's base folder; hash, 'sha256:' and "
+                 "the first 16 hex digits of that path's SHA-256, for files named after "
+                 "people (the name then appears nowhere in the output).")
 
 
 def add_launcher_args(parser: argparse.ArgumentParser) -> None:
-    """Options of the launching command itself (logging, progress); never passed to Beam."""
+    """Options of the launching command itself (messages); never passed to Beam."""
     group = parser.add_argument_group("Messages and progress")
     group.add_argument("-v", "--verbose", action="count", default=0,
                        help="More messages: -v adds Larvatus's debug lines and Beam's "
@@ -140,8 +191,10 @@ def add_launcher_args(parser: argparse.ArgumentParser) -> None:
                        help="Only warnings and errors; no progress unless --progress asks.")
     group.add_argument("--progress", default="auto", choices=PROGRESS_MODES,
                        help="auto (default): a bar when stderr is a terminal, a line every "
-                            "--progress-interval seconds otherwise (a log file); off with -q "
-                            "or on runners other than the DirectRunner that block until done.")
+                            "--progress-interval seconds otherwise (a log file); off with -q. "
+                            "Shown on the DirectRunner (single and multi-process), whose "
+                            "workers share this machine; other runners have their own "
+                            "monitoring pages.")
     group.add_argument("--progress-interval", "--progress_interval", dest="progress_interval",
                        type=float, default=DEFAULT_PROGRESS_INTERVAL,
                        help=f"Seconds between progress lines. Default: "
@@ -154,12 +207,83 @@ def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.Argu
     """The `larvatus run` parser: Larvatus's job options and the launcher's own."""
     parser = parser_class(
         prog=prog,
-        description="Annotate and redact named entities in a corpus, on Apache Beam. Writes "
-                    "Parquet annotations, dead letters and _SUMMARY.json to --output.",
+        description="Annotate and redact named entities and personal data in a corpus, on "
+                    "Apache Beam. Writes Parquet annotations, dead letters and _SUMMARY.json "
+                    "to --output.",
         epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    LarvatusOptions._add_argparse_args(parser)
+    LarvatusOptions._add_argparse_args(parser)  # pylint: disable=protected-access
     add_launcher_args(parser)
     return parser
+
+
+def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[str]:
+    """The labels to redact from the `--redact-labels` grammar.
+
+    Words: `default` (PER, LOC, ORG as far as the model predicts them, else every
+    model type; and every pattern label), `all`, `none`; labels; `-LABEL` removes
+    one. An empty value is an error: turning redaction off must be said (`none`).
+    """
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise OptionsError(
+            f"--redact-labels {value!r} names no label; name labels, or say 'none' to write "
+            "unredacted output on purpose")
+    model_types = tuple(model_types)
+    defaults = [t for t in DEFAULT_MODEL_TYPES if t in model_types] or list(model_types)
+    known = set(model_types) | set(PATTERN_LABELS)
+    chosen: set[str] = set()
+    for item in items:
+        word = item.lower()
+        if word == NO_LABELS_WORD:
+            if len(items) > 1:
+                raise OptionsError("--redact-labels none cannot be combined with other labels")
+            return frozenset()
+        if word == DEFAULT_LABELS_WORD:
+            chosen |= set(defaults) | set(PATTERN_LABELS)
+        elif word == ALL_LABELS_WORD:
+            chosen |= known
+        elif item.startswith("-"):
+            label = item[1:].strip().upper()
+            if label not in known:
+                raise OptionsError(f"--redact-labels cannot remove {label!r}: not a label "
+                                   f"({', '.join(sorted(known))})")
+            chosen.discard(label)
+        elif item.upper() in known:
+            chosen.add(item.upper())
+        else:
+            raise OptionsError(
+                f"--redact-labels names {item!r}, which is neither a type the model predicts "
+                f"({', '.join(model_types)}) nor a pattern label ({', '.join(PATTERN_LABELS)})")
+    if not chosen:
+        raise OptionsError(f"--redact-labels {value!r} leaves nothing to redact; say 'none' "
+                           "if that is what you want")
+    return frozenset(chosen)
+
+
+def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
+    """Where workers will read the pseudonym key, checked now so that a missing key fails at start.
+
+    Only the reference (a variable's name, a file's path) goes into the job;
+    the key itself never does.
+    """
+    if options.placeholder != PlaceholderStyle.PSEUDONYM:
+        return None
+    if options.pseudonym_key_file:
+        source = KeySource(file=options.pseudonym_key_file)
+        advice = (f"write one with: openssl rand -hex 32 > {options.pseudonym_key_file}")
+    else:
+        source = KeySource(env=options.pseudonym_key_env)
+        advice = (f"for example: export {options.pseudonym_key_env}=$(openssl rand -hex 32), "
+                  f"or use --pseudonym-key-file")
+    try:
+        source.load(read_secret_file)
+    except SecretKeyError as error:
+        raise OptionsError(
+            f"--placeholder pseudonym needs a secret key of at least {MIN_KEY_CHARS} "
+            f"characters in the {source.describe()} ({error}; {advice}). Keep it secret: "
+            f"whoever holds it can test guesses against the pseudonyms. Workers read it "
+            f"themselves, so it must be readable there too.") from error
+    return source
 
 
 def help_text(prog: str = "larvatus run") -> str:

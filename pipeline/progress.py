@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass
 from typing import IO, Callable, Optional
 
-from transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, WORDS, read_totals
+from transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, RECORDS, WORDS, read_totals
 
 BAR_REFRESH_SECONDS = 0.5
+BAR_STEPS = 1000
 # Runners that run the job on this machine (and block in Pipeline.run until it is done):
 # their workers can write the launcher's progress folder.
 LOCAL_RUNNERS = ("directrunner", "direct", "switchingdirectrunner", "bundlebaseddirectrunner")
@@ -56,10 +57,21 @@ class Snapshot:
         return self.totals[WORDS] / self.seconds if self.seconds > 0 else 0.0
 
     @property
-    def fraction(self) -> Optional[float]:
+    def read_fraction(self) -> Optional[float]:
         if not self.total_bytes:
             return None
         return min(1.0, self.totals[BYTES] / self.total_bytes)
+
+    @property
+    def fraction(self) -> Optional[float]:
+        """The job's share done: input bytes read x records read that are done (reading
+        runs ahead of annotating, so bytes alone would say 100% early)."""
+        read = self.read_fraction
+        if read is None:
+            return None
+        records = self.totals.get(RECORDS, 0)
+        done = min(1.0, self.totals[DOCUMENTS] / records) if records else 0.0
+        return read * done
 
     @property
     def eta_seconds(self) -> Optional[float]:
@@ -80,7 +92,8 @@ class Snapshot:
         if self.seconds > 0 and self.totals[WORDS]:
             parts.append(f"{self.words_per_second:,.0f} words/s")
         if self.fraction is not None:
-            parts.append(f"{self.fraction:.0%} of {human_bytes(self.total_bytes)} read")
+            parts.append(f"{self.read_fraction:.0%} of {human_bytes(self.total_bytes)} read, "
+                         f"{self.fraction:.0%} done")
         eta = self.eta_seconds
         if eta is not None and self.fraction < 1:
             parts.append(f"ETA {human_seconds(eta)}")
@@ -148,9 +161,15 @@ class ProgressMonitor:
         if self.settings.mode == "bar":
             from tqdm import tqdm
 
-            self._bar = tqdm(total=self.total_bytes, unit="B", unit_scale=True,
-                             unit_divisor=1024, desc=self.settings.prog, file=self._stream,
-                             dynamic_ncols=True, mininterval=BAR_REFRESH_SECONDS, leave=True)
+            if self.total_bytes:   # the bar is the share done, in thousandths
+                self._bar = tqdm(total=BAR_STEPS, desc=self.settings.prog, file=self._stream,
+                                 dynamic_ncols=True, mininterval=BAR_REFRESH_SECONDS, leave=True,
+                                 bar_format="{desc}: {percentage:3.0f}%|{bar}| "
+                                            "{elapsed}<{remaining} {postfix}")
+            else:                  # size unknown: a running count of documents
+                self._bar = tqdm(total=None, unit=" documents", desc=self.settings.prog,
+                                 file=self._stream, dynamic_ncols=True,
+                                 mininterval=BAR_REFRESH_SECONDS, leave=True)
         self._started = time.monotonic()
         self._thread.start()
         return self
@@ -174,7 +193,9 @@ class ProgressMonitor:
 
     def _show(self, snap: Snapshot) -> None:
         if self._bar is not None:
-            self._bar.update(max(0, snap.totals[BYTES] - self._bar.n))
+            target = (round(snap.fraction * BAR_STEPS) if snap.fraction is not None
+                      else snap.totals[DOCUMENTS])
+            self._bar.update(max(0, target - self._bar.n))
             self._bar.set_postfix_str(
                 f"{snap.counts_text()}, {snap.words_per_second:,.0f} words/s", refresh=True)
         else:

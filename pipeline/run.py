@@ -1,47 +1,40 @@
-"""`larvatus run` (also `python -m pipeline.run`): check everything, run the job with progress, write _SUMMARY.json."""
+"""Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
 from __future__ import annotations
 
 import dataclasses
-import glob
-import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Optional, Sequence
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import (
+    DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
+)
 
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
-from pipeline import arguments, logs, preflight
 from pipeline.graph import JobConfig, build
-from pipeline.layout import (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, REPORT_NAME, SUMMARY_NAME,
-                             dead_letter_files)
-from pipeline.options import (DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args,
-                              job_parser, pseudonym_key)
+from pipeline import arguments, logs, preflight, storage
+from pipeline.layout import DEAD_LETTERS_DIR, SUMMARY_NAME, join
+from pipeline.options import (
+    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
+    pseudonym_key_source, resolve_redact_labels,
+)
 from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
 from pipeline.summary import dead_letter_failure, query_counters, summarize
+from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
+from transforms.patterns import PATTERN_LABELS, PatternSettings
+from transforms.read import input_base
+from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
-
-
-def prepare_output(output_dir: str, overwrite: bool) -> None:
-    """Refuses to mix a new run's shards with an old one's, unless told to replace them."""
-    ours = [p for prefix in (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX)
-            for p in glob.glob(os.path.join(output_dir, prefix + "-*"))]
-    ours += glob.glob(os.path.join(output_dir, SUMMARY_NAME))
-    ours += glob.glob(os.path.join(output_dir, REPORT_NAME))
-    if ours and not overwrite:
-        raise OptionsError(
-            f"{output_dir} already holds Larvatus output ({len(ours)} files); pass "
-            f"--overwrite to replace them or choose another --output.")
-    for path in ours:
-        os.remove(path)
-    os.makedirs(output_dir, exist_ok=True)
 
 
 def _option_error(option: str, error: ValueError) -> OptionsError:
@@ -57,18 +50,28 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     """
     if not options.input or not options.output:
         raise OptionsError("--input and --output are required (see --help)")
-    files = preflight.input_files(options.input)
+    input_pattern = storage.absolute(options.input)
+    output_dir = storage.absolute(options.output)
+    if storage.is_local(input_pattern) and os.path.isdir(input_pattern):
+        raise OptionsError(
+            f"--input {options.input} is a folder; give a file pattern such as "
+            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    files = preflight.input_files(input_pattern)
     if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
-    preflight.check_fields(files, options.input_format, options.id_field, options.text_field)
+    preflight.check_fields(
+        files, options.input_format,
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
     if not 0 <= options.max_dead_letter_ratio <= 1:
         raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
+    if storage.is_local(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
+        raise OptionsError(f"--output {options.output} is a file; give a folder")
     spec = load_model_spec(options.model)
-    unknown = set(_split_labels(options.redact_labels)) - set(spec.scheme.entity_types)
-    if unknown:
-        raise OptionsError(
-            f"--redact-labels names {sorted(unknown)}, which the model does not predict; "
-            f"it predicts {list(spec.scheme.entity_types)}")
+    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
+    if not labels:
+        LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
+                    "and identifier of the input")
     window_length = spec.max_length if options.window_length is None else options.window_length
     overlap = default_overlap(window_length) if options.window_overlap is None \
         else options.window_overlap
@@ -79,23 +82,71 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     if options.max_chars < 1:
         raise OptionsError("--max-chars must be positive")
     try:
+        record_timeout = check_record_timeout(options.record_timeout)
+    except ValueError as error:
+        raise _option_error("--record-timeout", error) from error
+    try:
         policy = RedactionPolicy(
-            labels=frozenset(_split_labels(options.redact_labels)), style=options.placeholder,
-            key=pseudonym_key(options), propagate=options.propagate)
+            labels=labels, style=options.placeholder,
+            key_source=pseudonym_key_source(options), propagate=options.propagate)
     except ValueError as error:
         raise _option_error("--placeholder", error) from error
+    model_types = labels & set(spec.scheme.entity_types)
+    try:
+        decision = RedactionDecision(model_types, options.redact_threshold) if model_types else None
+    except ValueError as error:
+        raise _option_error("--redact-threshold", error) from error
+    try:
+        patterns = PatternSettings(labels=labels & set(PATTERN_LABELS),
+                                   phone_regions=tuple(_split_labels(options.phone_regions)))
+    except ValueError as error:
+        raise _option_error("--phone-regions", error) from error
     config = JobConfig(
-        input_pattern=options.input, output_dir=options.output,
-        input_format=options.input_format, id_field=options.id_field or DEFAULT_ID_FIELD,
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
+        input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
-        aggregation=options.aggregation, policy=policy, keep_text=options.keep_text)
+        aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
+        patterns=patterns, decision=decision,
+        processes_per_machine=processes_per_machine(options),
+        model_copies=options.model_copies, large_model=options.large_model,
+        record_timeout=record_timeout)
     try:
         config.handler()
     except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads", error) from error
+        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
     return config
+
+
+def processes_per_machine(options: PipelineOptions) -> int:
+    """SDK worker processes the chosen runner starts on each machine (0: one per core).
+
+    DirectRunner: --direct_num_workers in multi_processing mode (0 there means
+    one per core), else 1. Dataflow: one per vCPU unless the
+    no_use_multiple_sdk_containers experiment asks for one. Portable runners
+    (Flink, Spark, PortableRunner): --sdk_worker_parallelism (0: the runner
+    decides, counted as one per core). The handler splits the cores between them.
+    """
+    standard = options.view_as(StandardOptions)
+    runner = standard.runner if isinstance(standard.runner, str) else \
+        type(standard.runner).__name__ if standard.runner else "DirectRunner"
+    runner = runner.rsplit(".", 1)[-1]
+    if runner in ("DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
+                  "FnApiRunner", "TestDirectRunner"):
+        direct = options.view_as(DirectOptions)
+        if direct.direct_running_mode == "multi_processing":
+            return direct.direct_num_workers if direct.direct_num_workers is not None else 1
+        return 1
+    if runner in ("DataflowRunner", "TestDataflowRunner"):
+        experiments = options.view_as(DebugOptions).experiments or []
+        return 1 if "no_use_multiple_sdk_containers" in experiments else 0
+    parallelism = options.view_as(PortableOptions).sdk_worker_parallelism
+    try:
+        return max(0, int(parallelism))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _split_labels(value: str) -> list[str]:
@@ -106,84 +157,147 @@ def _summary_options(config: JobConfig) -> dict:
     return {
         "input": config.input_pattern, "aggregation": config.aggregation,
         "redact_labels": sorted(config.policy.labels), "placeholder": config.policy.style,
+        "redact_threshold": config.decision.threshold if config.decision else None,
+        "phone_regions": list(config.patterns.phone_regions),
         "propagate": config.policy.propagate, "window_length": config.window_length,
-        "window_overlap": config.window_overlap, "keep_text": config.keep_text}
+        "window_overlap": config.window_overlap, "keep_text": config.keep_text,
+        "record_timeout": config.record_timeout}
+
+
+class _InterruptFlag:
+    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        self.seen = True
+        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
 
 
 def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
         progress: Optional[ProgressSettings] = None) -> dict:
     """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
 
-    `argv` holds Larvatus and Beam options (checked for unknown ones by `main`,
-    not here); `progress` says how to show progress while the job runs (none
-    by default).
+    Every check comes first (options, model, output folder); the Parquet files are
+    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
+    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
+    last, so its presence marks a complete run. A failed or interrupted run removes
+    its staging folder and leaves the earlier output as it was.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
+    FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
-    prepare_output(config.output_dir, options.overwrite)
+    try:
+        storage.check_output(config.output_dir, options.overwrite)
+    except storage.OutputError as error:
+        raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
     LOG.info("model %s loads on %s", config.spec.name, probe.device)
     launcher_device = probe.device
     del probe
+    staging = storage.new_staging_dir(config.output_dir)
     files = preflight.input_files(config.input_pattern)
     size = preflight.total_bytes(files)
     LOG.info("reading %d file(s)%s matching %s", len(files),
              f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
     monitor = None
-    if progress is not None and test_pipeline is None:
-        local = is_local_runner(pipeline_options.view_as(StandardOptions).runner)
-        monitor = progress.monitor(size, local)
-    if monitor is not None and monitor.directory:
-        config = dataclasses.replace(config, progress_dir=monitor.directory)
+    if progress is not None and test_pipeline is None and is_local_runner(
+            pipeline_options.view_as(StandardOptions).runner):
+        monitor = progress.monitor(size, local=True)
+    job = dataclasses.replace(config, output_dir=staging,
+                              progress_dir=monitor.directory if monitor else None)
     started = time.perf_counter()
-    pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-    build(pipeline, config)
-    if monitor is None:
-        result = pipeline.run()
-        result.wait_until_finish()
-    else:
-        with monitor:
-            result = pipeline.run()
-            monitor.follow(result)
-            result.wait_until_finish()
+    interrupt = _InterruptFlag()
+    try:
+        with interrupt:
+            pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
+            build(pipeline, job)
+            if monitor is None:
+                result = pipeline.run()
+                result.wait_until_finish()
+            else:
+                with monitor:
+                    result = pipeline.run()
+                    result.wait_until_finish()
+            counters = query_counters(result)
+    except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
+        storage.discard(staging)
+        if interrupt.seen and not isinstance(error, KeyboardInterrupt):
+            # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
+            raise KeyboardInterrupt from error
+        raise
     summary = summarize(
-        query_counters(result), wall_seconds=time.perf_counter() - started,
+        counters, wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
-    with open(os.path.join(config.output_dir, SUMMARY_NAME), "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, indent=2)
-    if not summary["counts_add_up"]:
+    storage.publish(staging, config.output_dir, summary)
+    if not summary["metrics_available"]:
+        LOG.error("the runner returned no metrics, so the record counts cannot be checked; "
+                  "the output was written but is not known to be complete")
+    elif not summary["counts_add_up"]:
         LOG.error("counts do not add up: %s in, %s out, %s dead-lettered",
                   summary["records_in"], summary["records_out"], summary["dead_lettered"])
     return summary
 
 
-def _closing_lines(summary: dict, output_dir: str) -> list[str]:
+def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
     """What a finished job prints on stdout: counts, where things are, what to run next."""
     entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
         summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
     dead = summary["dead_lettered"]
     reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
-    lines = [
+    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return [
         f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
-        f"entities: {entities} (redacted: {', '.join(summary['options']['redact_labels'])})",
+        f"entities: {entities}",
         f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
-        f"output: {os.path.abspath(output_dir)}",
-        f"next: larvatus show {output_dir}   or   larvatus report {output_dir}  (an HTML page)",
+        f"output: {output_dir}",
+        f"next: {command} show {output_dir}   or   {command} report {output_dir}",
     ]
-    return lines
+
+
+def _launcher_options(argv: Sequence[str], prog: str):
+    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
+    parser = arguments.ArgumentParser(prog=prog, add_help=False)
+    add_launcher_args(parser)
+    return parser.parse_known_args(list(argv))
+
+
+def _beam_help(prog: str) -> str:
+    parser = arguments.beam_parser()
+    parser.prog = prog
+    return parser.format_help()
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
-    """`larvatus run`: strict options, logging and progress, then the job; returns the exit status."""
+    """`larvatus run`: strict options, logging, then the job; returns the exit status.
+
+    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    not add up or could not be checked); 2 a bad command line, option, input or
+    model (nothing ran); 130 interrupted.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     checked, unchecked = arguments.split_unchecked(argv)
     if "-h" in checked or "--help" in checked:
-        print(job_parser(prog, arguments.ArgumentParser).format_help())
+        print(help_text(prog))
         return 0
     try:
         launcher, job_argv = _launcher_options(checked, prog)
@@ -195,63 +309,42 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
         return arguments.report_usage_error(
             prog, error, f"See '{prog} --help' (Larvatus options) and "
                          f"'{prog} --help-beam' (Beam options).")
-    verbosity = -1 if launcher.quiet else launcher.verbose
-    logs.configure(prog, verbosity)
-    job_argv = _with_harness_log_level(job_argv + unchecked, verbosity)
+    logs.configure(prog, -1 if launcher.quiet else launcher.verbose)
     progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
                                 launcher.progress_interval, prog)
     try:
-        summary = run(job_argv, progress=progress)
+        summary = run(job_argv + unchecked, progress=progress)
     except (OptionsError, ModelError) as error:
-        return arguments.report_usage_error(prog, error)
-    output_dir = summary_output(job_argv)
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "
+              "output was left as it was", file=sys.stderr)
+        return 130
+    options = PipelineOptions(job_argv + unchecked).view_as(LarvatusOptions)
+    output_dir = storage.absolute(options.output)
     if not launcher.quiet:
-        print("\n".join(_closing_lines(summary, output_dir)))
-    status = 0
-    if not summary["counts_add_up"]:
-        status = 1
-    options = PipelineOptions(job_argv).view_as(LarvatusOptions)
+        print("\n".join(_closing_lines(summary, output_dir, prog)))
+    status = 0 if summary["counts_add_up"] else 1
     failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
     if failure:
-        files = dead_letter_files(output_dir)
-        where = files[0] if len(files) == 1 else os.path.join(output_dir, DEAD_LETTER_PREFIX + "-*")
         print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
-              f"and detail are in {where}.", file=sys.stderr)
+              f"and detail are in {join(output_dir, DEAD_LETTERS_DIR)}.", file=sys.stderr)
         status = 1
     return status
 
 
-def summary_output(job_argv: Sequence[str]) -> str:
-    return PipelineOptions(list(job_argv)).view_as(LarvatusOptions).output
-
-
-def _launcher_options(argv: Sequence[str], prog: str):
-    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
-    parser = arguments.ArgumentParser(prog=prog, add_help=False)
-    add_launcher_args(parser)
-    return parser.parse_known_args(list(argv))
-
-
-def _with_harness_log_level(job_argv: list[str], verbosity: int) -> list[str]:
-    """Quiets the DirectRunner's worker processes (multi_processing) unless told otherwise.
-
-    Remote runners keep their own default: their workers log to the runner's service.
-    """
-    if any(a.split("=", 1)[0] == "--default_sdk_harness_log_level" for a in job_argv):
-        return job_argv
-    if not is_local_runner(PipelineOptions(job_argv).view_as(StandardOptions).runner):
-        return job_argv
-    return job_argv + [f"--default_sdk_harness_log_level={logs.harness_level(verbosity)}"]
-
-
-def _beam_help(prog: str) -> str:
-    parser = arguments.beam_parser()
-    parser.prog = prog
-    parser.usage = f"{prog} [Larvatus options] [Beam options]"
-    parser.description = ("Beam's own options, accepted by larvatus run beside the Larvatus "
-                          "options (any other argument is an error).")
-    return parser.format_help()
+def console_main() -> None:
+    """The `larvatus` console script and `python -m pipeline.run`: main(), then exit."""
+    status = main()
+    if status == 130:
+        # After Ctrl-C Beam's worker threads may still be unwinding (and re-raising the
+        # interrupt at shutdown); the staging folder is gone already, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

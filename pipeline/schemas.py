@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from transforms.records import AnnotatedDocument, DeadLetter
+from transforms.records import AnnotatedDocument, AuditKind, DeadLetter
 
 MODEL_TYPE = pa.struct([("name", pa.string()), ("sha256", pa.string())])
 REPLACEMENT_TYPE = pa.struct([
@@ -12,10 +12,17 @@ REPLACEMENT_TYPE = pa.struct([
 ])
 
 
+AUDIT_FINDING_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("kind", pa.string())])
+AUDIT_TYPE = pa.struct(
+    [("findings", pa.int32())]
+    + [(kind, pa.int32()) for kind in AuditKind.names()]
+    + [("spans", pa.list_(AUDIT_FINDING_TYPE))])
+
+
 def entity_type(keep_text: bool) -> pa.DataType:
     fields = [
         ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
-        ("score", pa.float32()), ("propagated", pa.bool_()),
+        ("score", pa.float32()), ("propagated", pa.bool_()), ("redacted", pa.bool_()),
     ]
     if keep_text:
         fields.append(("text", pa.string()))
@@ -35,6 +42,7 @@ def annotation_schema(keep_text: bool) -> pa.Schema:
         pa.field("redacted_text", pa.string(), nullable=False),
         pa.field("entities", pa.list_(entity_type(keep_text)), nullable=False),
         pa.field("replacements", pa.list_(REPLACEMENT_TYPE), nullable=False),
+        pa.field("audit", AUDIT_TYPE, nullable=False),
         pa.field("model", MODEL_TYPE, nullable=False),
     ]
     if keep_text:
@@ -56,7 +64,7 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool) -> dict
     entities = []
     for e in doc.entities:
         entity = {"start": e.start, "end": e.end, "label": e.label, "score": e.score,
-                  "propagated": e.propagated}
+                  "propagated": e.propagated, "redacted": e.redacted}
         if keep_text:
             entity["text"] = text[e.start:e.end]
         entities.append(entity)
@@ -68,6 +76,9 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool) -> dict
         "replacements": [
             {"start": r.start, "end": r.end, "label": r.label, "placeholder": r.placeholder}
             for r in doc.replacements],
+        "audit": {"findings": doc.audit.total, **doc.audit.counts,
+                  "spans": [{"start": f.start, "end": f.end, "kind": f.kind}
+                            for f in doc.audit.findings]},
         "model": model,
     }
     if keep_text:

@@ -1,77 +1,109 @@
 """Print where a job's output went, its counts, and a few redacted examples (never original text)."""
 from __future__ import annotations
 
-import json
-import os
 import sys
 import textwrap
-from typing import Optional, Sequence
 
 import pyarrow.parquet as pq
 
-from pipeline.arguments import ArgumentParser, UsageError, report_usage_error
-from pipeline.layout import SUMMARY_NAME, annotation_files, dead_letter_files
+from pipeline import storage
+from pipeline.layout import (
+    SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
+)
 
-EXAMPLES = """examples:
-  larvatus show out/
-  larvatus show out/ --examples 10 --width 2000
+USAGE = """usage: python -m pipeline.show OUTPUT_DIR
 
-Reads only the redacted text: nothing printed here quotes the original documents."""
+example: larvatus show out/
+
+Prints a finished job's counts, entities by label, audit totals and the redacted text of
+the riskiest documents (never the original text). OUTPUT_DIR may be a local folder or any
+Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
+
+
+def _read_table(path: str, columns: list[str]):
+    with storage.open_binary(path) as handle:
+        return pq.read_table(handle, columns=columns)
+
+
+def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
+    """The `count` documents with the most audit findings (ties in file order), with their rows.
+
+    Ranks on the audit column alone, then reads only the chosen rows' text.
+    """
+    ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
+    for file_index, path in enumerate(files):
+        table = _read_table(path, ["audit"])
+        findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
+        ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
+    chosen = sorted(ranked)[:count]
+    out = []
+    for negative, file_index, row in chosen:
+        table = _read_table(files[file_index], ["id", "redacted_text"])
+        out.append((-negative, table.slice(row, 1).to_pylist()[0]))
+    return out
+
+
+class IncompleteRun(Exception):
+    """The folder holds no finished run (no _SUMMARY.json)."""
 
 
 def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
-    """A short, shareable report of a finished job."""
-    with open(os.path.join(output_dir, SUMMARY_NAME), encoding="utf-8") as handle:
-        summary = json.load(handle)
-    files = annotation_files(output_dir)
-    dead = dead_letter_files(output_dir)
+    """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
+    summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    files = storage.list_files(annotation_files_pattern(output_dir))
+    dead = storage.list_files(dead_letter_files_pattern(output_dir))
+    if summary is None:
+        leftovers, _ = storage.previous_output(output_dir)
+        raise IncompleteRun(
+            f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
+            f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
+            f"job again with --overwrite.")
     lines = [
-        f"output: {os.path.abspath(output_dir)}",
+        f"output: {storage.absolute(output_dir)}",
         f"  annotations: {len(files)} Parquet file(s); dead letters: {len(dead)} file(s); "
         f"summary: {SUMMARY_NAME}",
         f"records in {summary['records_in']}, out {summary['records_out']}, dead-lettered "
         f"{summary['dead_lettered']} {summary['dead_lettered_by_reason'] or ''}".rstrip(),
+    ]
+    if not summary.get("counts_add_up", False):
+        lines.append("WARNING: the counts were not confirmed to add up"
+                     + ("" if summary.get("metrics_available", True)
+                        else " (the runner returned no metrics)"))
+    lines += [
         f"entities by label: {summary['entities_by_label']} "
         f"(propagated mentions: {summary['entities_propagated']})",
         f"words {summary['words']}, wordpieces {summary['wordpieces']}, windows "
         f"{summary['windows']}, wall time {summary['wall_seconds']} s",
         "",
     ]
-    shown = 0
-    for path in files:
-        for row in pq.read_table(path, columns=["id", "redacted_text"]).to_pylist():
-            if shown == examples:
-                break
-            text = row["redacted_text"]
-            snippet = text if len(text) <= width else text[:width] + " ..."
-            lines.append(f"[{row['id']}]")
-            lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
-            lines.append("")
-            shown += 1
+    audit = summary.get("audit", {})
+    if audit:
+        lines.append(f"audit: {audit.get('documents_flagged', 0)} document(s) with findings "
+                     f"{audit.get('findings_by_kind', {})}; riskiest first:")
+        lines.append("")
+    for findings, row in riskiest(files, examples):
+        text = row["redacted_text"]
+        snippet = text if len(text) <= width else text[:width] + " ..."
+        lines.append(f"[{row['id']}] audit findings: {findings}")
+        lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
+        lines.append("")
     return "\n".join(lines)
 
 
-def parser(prog: str) -> ArgumentParser:
-    result = ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES)
-    result.add_argument("output", metavar="OUT", help="The --output folder of a finished run.")
-    result.add_argument("--examples", type=int, default=3,
-                        help="How many redacted documents to print. Default: 3.")
-    result.add_argument("--width", type=int, default=400,
-                        help="Characters of each document to print. Default: 400.")
-    return result
-
-
-def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus show") -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def main(argv=None, prog: str = "python -m pipeline.show") -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    usage = USAGE.replace("python -m pipeline.show", prog)
+    if any(a in ("-h", "--help") for a in argv):
+        print(usage)
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(f"{prog}: error: expected one OUTPUT_DIR\n{usage}", file=sys.stderr)
+        return 2
     try:
-        args = parser(prog).parse_args(argv)
-    except UsageError as error:
-        return report_usage_error(prog, error, f"See '{prog} --help'.")
-    if not os.path.isfile(os.path.join(args.output, SUMMARY_NAME)):
-        return report_usage_error(
-            prog, f"{args.output} holds no {SUMMARY_NAME}: not the output of a finished "
-                  f"larvatus run")
-    print(show(args.output, examples=args.examples, width=args.width))
+        print(show(argv[0]))
+    except IncompleteRun as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

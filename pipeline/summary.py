@@ -1,23 +1,24 @@
 """The job summary (_SUMMARY.json): Beam counters gathered into counts that add up, entities, timings."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from transforms.counters import (
-    BLANK_LINES, DEAD_LETTER_PREFIX, ENTITY_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN,
-    RECORDS_OUT, TIME_PREFIX,
+    AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
+    NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )
 
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
 
 
-def query_counters(result) -> dict[str, int]:
-    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`."""
+def query_counters(result) -> Optional[dict[str, int]]:
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as
+    `time_us_infer`; None when the runner gives no metrics (then nothing can be checked)."""
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
     except Exception:  # a runner without metrics support
-        return counters
+        return None
     for counter in query["counters"]:
         if counter.key.metric.namespace != NAMESPACE:
             continue
@@ -38,9 +39,16 @@ def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = 
             if k.startswith(prefix) and k not in skip}
 
 
-def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[str, Any],
-              wall_seconds: float) -> dict:
-    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options."""
+def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
+              options: dict[str, Any], wall_seconds: float) -> dict:
+    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options.
+
+    Without metrics (`counters` None, or no record counted at all) `counts_add_up` is
+    false and `metrics_available` says why: zeros that cannot be checked are not a
+    complete run.
+    """
+    metrics_available = bool(counters) and RECORDS_IN in counters
+    counters = counters or {}
     dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
     records_in = counters.get(RECORDS_IN, 0)
     records_out = counters.get(RECORDS_OUT, 0)
@@ -50,11 +58,16 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
-        "dead_letter_ratio": round(dead_total / records_in, 4) if records_in else 0.0,
-        "counts_add_up": records_in == records_out + dead_total,
+        "counts_add_up": metrics_available and records_in == records_out + dead_total,
+        "metrics_available": metrics_available,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
+        "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),
+        "audit": {
+            "documents_flagged": counters.get(AUDIT_FLAGGED, 0),
+            "findings_by_kind": _with_prefix(counters, AUDIT_PREFIX, skip=(AUDIT_FLAGGED,)),
+        },
         "words": counters.get("words", 0),
         "wordpieces": counters.get("wordpieces", 0),
         "windows": counters.get("windows", 0),
@@ -68,15 +81,7 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
     }
 
 
-def progress_counts(result) -> dict[str, int]:
-    """Documents done, dead letters and words from a running job's Beam counters (for progress)."""
-    counters = query_counters(result)
-    dead = sum(_with_prefix(counters, DEAD_LETTER_PREFIX).values())
-    return {"documents": counters.get(RECORDS_OUT, 0) + dead, "dead_lettered": dead,
-            "words": counters.get("words", 0), "bytes": 0}
-
-
-def dead_letter_failure(summary: dict, max_ratio: float) -> str | None:
+def dead_letter_failure(summary: dict, max_ratio: float) -> Optional[str]:
     """Why a finished job counts as failed for its dead letters, or None.
 
     More than `max_ratio` of the records dead-lettered, or every record (when

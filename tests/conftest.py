@@ -17,3 +17,19 @@ def rigged_model_dir(tmp_path_factory):
 def random_model_dir(tmp_path_factory):
     """Tiny randomly initialised model: mechanics only."""
     return build_model_dir(tmp_path_factory.mktemp("models") / "random", rigged=False)
+
+
+@pytest.fixture(scope="session")
+def rigged_fp32_model_dir(rigged_model_dir, tmp_path_factory):
+    """The rigged model with its fp32 graph on CPU too: no quantization, so rows cannot depend on batching."""
+    import json
+    import shutil
+
+    target = tmp_path_factory.mktemp("models") / "rigged-fp32"
+    shutil.copytree(rigged_model_dir, target)
+    config = json.loads((target / "larvatus_model.json").read_text())
+    config["onnx"] = {"cpu": "model.fp32.onnx", "cuda": "model.fp32.onnx"}
+    config["name"] = "tiny-rigged-bert-fp32"
+    (target / "larvatus_model.json").write_text(json.dumps(config, indent=2))
+    (target / "model.int8.onnx").unlink()
+    return target

@@ -205,3 +205,26 @@ def test_io_binding_path_gives_the_same_logits(rigged_model_dir):
     plain = model.run(feeds)
     model.io_binding = True
     np.testing.assert_allclose(model.run(feeds), plain, rtol=1e-6)
+
+
+def test_plan_batches_can_put_every_window_alone():
+    assert plan_batches([10, 20, 30], 1024, max_windows=1) == [[2], [1], [0]]
+    assert plan_batches([10, 20, 30], 1024, max_windows=2) == [[2, 1], [0]]
+
+
+def test_dynamic_int8_runs_one_window_a_call_so_batch_mates_do_not_matter(rigged_model_dir):
+    spec = load_model_spec(rigged_model_dir)
+    assert spec.onnx_files["cpu"] in spec.batch_dependent_files
+    loaded = OnnxTokenClassifierHandler(spec, device="cpu").load_model()
+    assert loaded.windows_per_call == 1
+    calls = []
+    original = loaded.run
+    loaded.run = lambda feeds: calls.append(feeds["input_ids"].shape[0]) or original(feeds)
+    windows = [w for text in ("Ada met Bob.", "Zoë went to PARIS today.", "Hi")
+               for w in encode(segment(Document("d", text, "s")), spec.load_tokenizer(),
+                               spec.encode_settings(spec.load_tokenizer(), 8)).windows]
+    together = loaded.predict(windows)
+    assert set(calls) == {1}
+    alone = [loaded.predict([w])[0] for w in windows]
+    for a, b in zip(together, alone):
+        np.testing.assert_array_equal(a, b)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
+from transforms.chars import CONTROL_CHAR
 from transforms.records import Document
 from transforms.segment import segment, segment_words
 
@@ -20,13 +21,13 @@ def check_invariants(text: str) -> None:
     for s, e in zip(starts, ends):
         assert isinstance(s, int) and isinstance(e, int)
         assert previous_end <= s < e <= len(text)          # non-empty, ordered, disjoint
-        assert not any(c.isspace() for c in text[s:e])   # whitespace never in a word
+        assert not any(c.isspace() or CONTROL_CHAR.match(c) for c in text[s:e])  # nor controls
         for i in range(s, e):
             owner[i] += 1
         previous_end = e
     for i, c in enumerate(text):
-        # every non-space character is in exactly one word; whitespace in none
-        assert owner[i] == (0 if c.isspace() else 1), (i, c)
+        # every other character is in exactly one word; whitespace and controls in none
+        assert owner[i] == (0 if c.isspace() or CONTROL_CHAR.match(c) else 1), (i, c)
 
 
 def test_simple_sentence_offsets():

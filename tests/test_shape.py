@@ -125,3 +125,9 @@ def test_format_for_path_sees_through_compression():
     assert read_lib.format_for_path("a/b.txt.bz2") == "text"
     assert read_lib.format_for_path("a/b.parquet", "text") == "text"
     assert read_lib.format_for_path("a/b.md") == "text"
+
+
+def test_the_job_does_not_import_pytorch_even_when_it_is_installed():
+    code = ("import sys, pipeline.run, pipeline.graph, apache_beam.ml.inference.base; "
+            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0

@@ -126,3 +126,37 @@ def test_default_base_is_the_packaged_minilm():
     config = json.loads((base / "config.json").read_text())
     assert config["hidden_size"] == 384 and config["num_hidden_layers"] == 6
     assert config["vocab_size"] == 30522
+
+
+@pytest.mark.slow
+def test_static_int8_gives_each_window_the_same_logits_whatever_its_batch(tmp_path):
+    """Calibrated (QDQ) int8 fixes activation scales: a window's output does not depend on
+    the other windows of its batch, which dynamic int8 cannot promise."""
+    import onnxruntime as ort
+
+    from models.batching import pad_batch
+    from transforms.records import Window
+
+    checkpoint = build_checkpoint(tmp_path / "ck", rigged=False)
+    data = str(write_conll(tmp_path / "calibration.txt", 6))
+    export.export(str(checkpoint), str(tmp_path / "m"), ["int8-static"], optimize=False,
+           calibration_data=data, calibration_documents=3, max_disagreement=1.0)
+    session = ort.InferenceSession(str(tmp_path / "m" / "model.int8-static.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    feeds = export.calibration_feeds(data, str(tmp_path / "m" / "tokenizer.json"), "casing", 64, 2)
+    windows = feeds[:6]
+    assert len(windows) >= 2
+    alone = [session.run(None, {k: v for k, v in f.items() if k in names})[0][0] for f in windows]
+
+    def unpad(feed):
+        n = int(feed["attention_mask"].sum())
+        return {k: v[0, :n] for k, v in feed.items()}
+
+    as_windows = [Window(f["input_ids"], f["token_type_ids"], np.zeros_like(f["input_ids"]),
+                         np.ones_like(f["input_ids"], dtype=bool), 0)
+                  for f in map(unpad, windows)]
+    batch = pad_batch(as_windows)
+    together = session.run(None, {k: v for k, v in batch.items() if k in names})[0]
+    for row, logits in enumerate(alone):
+        np.testing.assert_array_equal(together[row, :logits.shape[0]], logits)

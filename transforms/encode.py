@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
+from transforms.chars import visible
 from transforms.records import EncodedDocument, SegmentedDocument, Vocabulary, Window
 
 
@@ -149,11 +150,13 @@ def encode_many(
       settings: window length, overlap, specials and type-id mode.
 
     Returns:
-      One EncodedDocument per input, in order. A word that yields no piece
-      (a zero-width character, say) simply has no prediction and tags as O.
+      One EncodedDocument per input, in order. Words reach the tokenizer and
+      the casing feature without their invisible characters ("Pe\u200dter" is
+      "Peter"). A word that yields no piece (a lone zero-width space, say)
+      simply has no prediction and tags as O.
     """
     word_lists = [
-        [doc.document.text[s:e] for s, e in zip(doc.word_starts, doc.word_ends)]
+        [visible(doc.document.text[s:e]) for s, e in zip(doc.word_starts, doc.word_ends)]
         for doc in segmented
     ]
     encodings = tokenizer.encode_batch(

@@ -10,7 +10,8 @@ from typing import IO, Optional
 
 # Counts a progress file carries (running totals of one worker process).
 DOCUMENTS, DEAD_LETTERED, WORDS, BYTES = "documents", "dead_lettered", "words", "bytes"
-FIELDS = (DOCUMENTS, DEAD_LETTERED, WORDS, BYTES)
+RECORDS = "records"   # read so far (documents counts those written or dead-lettered)
+FIELDS = (DOCUMENTS, DEAD_LETTERED, WORDS, BYTES, RECORDS)
 FILE_SUFFIX = ".progress.json"
 FLUSH_SECONDS = 0.5
 
@@ -32,13 +33,14 @@ class ProgressFile:
         self._written = 0.0
 
     def add(self, documents: int = 0, dead_lettered: int = 0, words: int = 0,
-            bytes_read: int = 0) -> None:
+            bytes_read: int = 0, records: int = 0) -> None:
         with self._lock:
             counts = self._counts
             counts[DOCUMENTS] += documents
             counts[DEAD_LETTERED] += dead_lettered
             counts[WORDS] += words
             counts[BYTES] += bytes_read
+            counts[RECORDS] += records
             now = time.monotonic()
             if now - self._written >= FLUSH_SECONDS:
                 self._write()

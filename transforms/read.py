@@ -1,8 +1,10 @@
 """Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import hashlib
+import io
 import json
-from typing import IO, Any, Iterator, Optional, Union
+from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from transforms.records import DeadLetter, DeadLetterReason as Reason, Document
 
@@ -10,7 +12,10 @@ ParseResult = Union[Document, DeadLetter]
 
 DEFAULT_MAX_CHARS = 2_000_000
 INPUT_FORMATS = ("jsonl", "text", "parquet")
-COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".deflate", ".xz", ".lzma")
+# Every compression Beam names (apache_beam.io.filesystem.CompressionTypes), by suffix.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".deflate": "deflate", ".zst": "zstd",
+                ".zstd": "zstd", ".xz": "lzma", ".lzma": "lzma"}
+COMPRESSION_SUFFIXES = tuple(COMPRESSIONS)
 _EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
                ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
 BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
@@ -31,22 +36,196 @@ def format_for_path(path: str, requested: str = "auto") -> str:
     return "text"
 
 
+def compression_for_path(path: str) -> Optional[str]:
+    """The compression a file's suffix names, as Beam reads it ("gzip", "zstd", ...), or None."""
+    name = path.lower()
+    for suffix, compression in COMPRESSIONS.items():
+        if name.endswith(suffix):
+            return compression
+    return None
+
+
+class _ZlibStream:
+    """zlib's decompressor with the interface of bz2's and lzma's (`needs_input`)."""
+
+    def __init__(self, wbits: int):
+        import zlib
+
+        self._decompressor = zlib.decompressobj(wbits)
+        self._tail = b""
+
+    @property
+    def eof(self) -> bool:
+        return self._decompressor.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._decompressor.unused_data
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._tail
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        out = self._decompressor.decompress(self._tail + data, max_length)
+        self._tail = self._decompressor.unconsumed_tail
+        return out
+
+
+class _ZstdStream:
+    """zstandard's decompressor, fed 64 bytes at a time so that one call's output stays
+    small (a zstd block of 4 bytes can stand for 128 KiB), with bz2's interface."""
+
+    FEED = 64
+
+    def __init__(self):
+        import zstandard
+
+        self._decompressor = zstandard.ZstdDecompressor(
+            max_window_size=2 ** 31).decompressobj()
+        self._input = b""
+        self._output = b""
+
+    @property
+    def eof(self) -> bool:
+        return self._decompressor.eof and not self._output
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._decompressor.unused_data + self._input
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._input and not self._output
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        self._input += data
+        view, fed = memoryview(self._input), 0
+        pieces = [self._output]
+        produced = len(self._output)
+        while produced < max_length and fed < len(view) and not self._decompressor.eof:
+            piece = self._decompressor.decompress(view[fed:fed + self.FEED].tobytes())
+            fed += self.FEED
+            pieces.append(piece)
+            produced += len(piece)
+        self._input = view[fed:].tobytes() if fed < len(view) else b""
+        output = b"".join(pieces)
+        self._output = output[max_length:]
+        return output[:max_length]
+
+
+def _decompressor_factory(compression: str) -> Callable[[], Any]:
+    import bz2
+    import lzma
+
+    return {
+        "gzip": lambda: _ZlibStream(31),         # gzip header and CRC
+        "deflate": lambda: _ZlibStream(15),      # zlib header, as Beam writes DEFLATE
+        "bzip2": bz2.BZ2Decompressor,
+        "lzma": lzma.LZMADecompressor,            # .xz and .lzma alike
+        "zstd": _ZstdStream,
+    }[compression]
+
+
+class DecompressingReader(io.RawIOBase):
+    """Reads a compressed stream (concatenated members included) with bounded memory.
+
+    Each read decompresses at most what was asked for, so a small compressed file
+    that expands to gigabytes costs no more memory than the bytes read from it. A
+    stream that ends before its end-of-stream marker raises EOFError
+    ("truncated"), where Beam's CompressedFile returns a silently shorter text.
+    """
+
+    CHUNK = 64 * 1024
+
+    def __init__(self, raw: IO[bytes], compression: str):
+        super().__init__()
+        self._raw = raw
+        self._factory = _decompressor_factory(compression)
+        self._decompressor = self._factory()
+        self._started = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _read(self, size: int) -> bytes:
+        while size > 0:
+            if self._decompressor.eof:   # one member done: another may follow
+                block = self._decompressor.unused_data or self._raw.read(self.CHUNK)
+                if not block:
+                    return b""
+                self._decompressor = self._factory()
+            elif self._decompressor.needs_input:
+                block = self._raw.read(self.CHUNK)
+                if not block:
+                    data = self._decompressor.decompress(b"", size)
+                    if data or self._decompressor.eof:
+                        return data
+                    if not self._started:
+                        return b""   # an empty file is an empty stream, as gzip.open reads it
+                    raise EOFError("the compressed stream ends early (truncated)")
+            else:
+                block = b""
+            self._started = True
+            data = self._decompressor.decompress(block, size)
+            if data:
+                return data
+        return b""
+
+
+def open_decompressed(raw: IO[bytes], path: str) -> IO[bytes]:
+    """A buffered, decompressed view of `raw` when `path` names a compression, else `raw`."""
+    compression = compression_for_path(path)
+    if compression is None:
+        return raw
+    return io.BufferedReader(DecompressingReader(raw, compression))
+
+
+def describe_read_error(error: BaseException) -> str:
+    """What broke a file, by kind: never the exception's message, which may quote data."""
+    if isinstance(error, EOFError):
+        return "truncated: the compressed stream ends early"
+    kind = type(error)
+    package = kind.__module__.split(".")[0].lstrip("_")
+    if package in ("zlib", "lzma", "bz2", "zstandard"):
+        return f"corrupt: the compressed data cannot be decoded ({package}.{kind.__name__})"
+    return kind.__name__
+
+
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number",
+               bool: "boolean", type(None): "null"}
+
+
+def json_kind(value: Any) -> str:
+    """A value's type as JSON names it, with its article: "an array", "a string", "null"."""
+    kind = _JSON_TYPES.get(type(value), type(value).__name__)
+    if kind == "null":
+        return kind
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def _describe_json_error(error: json.JSONDecodeError) -> str:
-    # JSONDecodeError's own message carries no document text, only a position.
-    return f"{error.msg} at line {error.lineno} column {error.colno}"
+    # JSONDecodeError's own message carries no document text, only a position;
+    # some messages end in "at" ("Unterminated string starting at"), as json writes them.
+    return f"{error.msg}: line {error.lineno} column {error.colno}"
 
 
 def validate_text(
     doc_id: Optional[str], text: Any, source: str, max_chars: int
 ) -> ParseResult:
-    """Checks a decoded text value and returns a Document or the reason it is not one."""
+    """Checks a decoded text value and returns a Document or the reason it is not one.
+
+    An empty or whitespace-only text is a valid document (it comes out with no entities).
+    """
     if text is None:
         return DeadLetter(source, Reason.MISSING_TEXT, "no text field", doc_id)
     if not isinstance(text, str):
-        return DeadLetter(
-            source, Reason.TEXT_NOT_STRING, f"text is a {type(text).__name__}", doc_id)
-    if not text.strip():
-        return DeadLetter(source, Reason.EMPTY_TEXT, "text is empty or whitespace", doc_id)
+        return DeadLetter(source, Reason.TEXT_NOT_STRING, f"text is {json_kind(text)}", doc_id)
     if len(text) > max_chars:
         return DeadLetter(
             source, Reason.TOO_LARGE, f"{len(text)} characters > --max-chars {max_chars}", doc_id)
@@ -64,7 +243,7 @@ def _coerce_id(value: Any, source: str) -> Union[str, DeadLetter, None]:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        return DeadLetter(source, Reason.ID_NOT_STRING, f"id is a {type(value).__name__}")
+        return DeadLetter(source, Reason.ID_NOT_STRING, f"id is {json_kind(value)}")
     doc_id = str(value)
     try:
         doc_id.encode("utf-8")
@@ -95,7 +274,7 @@ def parse_json_line(
         return DeadLetter(source, Reason.INVALID_JSON, f"unreadable value ({str(error)[:60]})")
     if not isinstance(record, dict):
         return DeadLetter(
-            source, Reason.NOT_AN_OBJECT, f"line holds a JSON {type(record).__name__}")
+            source, Reason.NOT_AN_OBJECT, f"line holds {json_kind(record)}, not an object")
     doc_id = _coerce_id(record.get(id_field), source)
     if isinstance(doc_id, DeadLetter):
         return doc_id
@@ -133,16 +312,38 @@ def parse_row(
     return validate_text(doc_id, text, source, max_chars)
 
 
+# Room in a JSONL line for everything but the text (id, other fields).
+JSONL_LINE_SLACK = 16 * 1024 * 1024
+
+
+def jsonl_line_limit(max_chars: int) -> int:
+    """The longest JSONL line (bytes) that can hold a text of `max_chars` characters:
+    12 bytes a character (a surrogate pair escaped as two \\uXXXX) and 16 MiB for the rest."""
+    return 12 * (max_chars + 1) + JSONL_LINE_SLACK
+
+
 def read_jsonl(
     handle: IO[bytes], path: str, id_field: str, text_field: str,
     max_chars: int = DEFAULT_MAX_CHARS,
 ) -> Iterator[Optional[ParseResult]]:
     """Parses a JSONL stream line by line; yields `BLANK_LINE` for blank lines.
 
-    Reads with `readline`, so any file-like object works, Beam's compressed
-    files included (they cannot be iterated).
+    Reads with `readline(limit)`, so memory stays bounded: a line longer than
+    `jsonl_line_limit(max_chars)` is skipped unread and dead-lettered as too_large.
     """
-    for number, line in enumerate(iter(handle.readline, b""), start=1):
+    limit = jsonl_line_limit(max_chars)
+    number = 0
+    while True:
+        line = handle.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):   # skip the rest of the line
+                line = handle.readline(1 << 20)
+            yield DeadLetter(f"{path}:{number}", Reason.TOO_LARGE,
+                             f"line of more than {limit} bytes > --max-chars {max_chars}")
+            continue
         if not line.strip():
             yield BLANK_LINE
             continue
@@ -181,15 +382,48 @@ def read_parquet(
             row_number += 1
 
 
+_GLOB_CHARS = "*?["
+
+
+def input_base(pattern: str) -> str:
+    """The folder a file pattern's matches are named relative to: everything before the
+    last "/" ahead of its first wildcard ("data/2024/*.jsonl" -> "data/2024";
+    "gs://b/in/**/x.txt" -> "gs://b/in"; a plain file's own folder)."""
+    cut = min((pattern.find(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
+    head = pattern[:cut]
+    return head.rsplit("/", 1)[0] if "/" in head else ""
+
+
+def source_name(path: str, base: str) -> str:
+    """A matched file's name as rows and dead letters show it: relative to `base` (so it does
+    not depend on how --input was spelled), always valid UTF-8 (bytes of a file name that
+    are not UTF-8 appear as \\xNN escapes instead of crashing the writer)."""
+    if base and path.startswith(base.rstrip("/") + "/"):
+        path = path[len(base.rstrip("/")) + 1:]
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def hashed_name(name: str) -> str:
+    """A file name that cannot be read back: `sha256:` and 16 hex digits of its SHA-256."""
+    return "sha256:" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+
+
 def read_records(
     handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, source: Optional[str] = None,
 ) -> Iterator[Optional[ParseResult]]:
-    """Documents, dead letters and blank lines of one file in the given format."""
+    """Documents, dead letters and blank lines of one file in the given format.
+
+    `handle` is the file's raw bytes; a compressed file (by `path`'s suffix) is
+    read through `open_decompressed`. Sources (and fallback ids) start with
+    `source`, by default `path`.
+    """
+    handle = open_decompressed(handle, path)
+    source = path if source is None else source
     if fmt == "jsonl":
-        return read_jsonl(handle, path, id_field, text_field, max_chars)
+        return read_jsonl(handle, source, id_field, text_field, max_chars)
     if fmt == "text":
-        return read_text(handle, path, max_chars)
+        return read_text(handle, source, max_chars)
     if fmt == "parquet":
-        return read_parquet(handle, path, id_field, text_field, max_chars)
+        return read_parquet(handle, source, id_field, text_field, max_chars)
     raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")

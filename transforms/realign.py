@@ -1,7 +1,8 @@
 """Merge window predictions, realign subword tags to words, and decode entity spans."""
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def _aggregate(content_probs: np.ndarray, firsts: np.ndarray, aggregation: str) 
     raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
 
 
-def word_predictions(
+def word_probabilities(
     encoded: EncodedDocument, window_probs: Sequence[np.ndarray], aggregation: str = "first"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Picks each word's label probabilities from the window where it stands farthest from an edge.
@@ -49,11 +50,13 @@ def word_predictions(
       aggregation: "first" (first subword), "average" or "max" over subwords.
 
     Returns:
-      (label index per word, score per word); words with no piece get label -1.
+      (probabilities of shape (words, labels), whether each word has a
+      prediction); a word with no piece (a zero-width character) has none and
+      a row of zeros.
     """
     num_words = encoded.segmented.num_words
-    labels = np.full(num_words, -1, dtype=np.int64)
-    scores = np.zeros(num_words, dtype=np.float32)
+    num_labels = window_probs[0].shape[1] if len(window_probs) and window_probs[0].ndim == 2 else 0
+    per_word = np.zeros((num_words, num_labels), dtype=np.float32)
     best = np.full(num_words, -1.0)
     total = encoded.num_pieces
     if len(window_probs) != len(encoded.windows):
@@ -78,9 +81,63 @@ def word_predictions(
         vectors = _aggregate(probs, firsts, aggregation)[better]
         chosen = words[better]
         best[chosen] = distance[better]
-        labels[chosen] = vectors.argmax(axis=1)
-        scores[chosen] = vectors.max(axis=1)
+        per_word[chosen] = vectors
+    return per_word, best >= 0
+
+
+def word_predictions(
+    encoded: EncodedDocument, window_probs: Sequence[np.ndarray], aggregation: str = "first"
+) -> tuple[np.ndarray, np.ndarray]:
+    """(argmax label index per word, its probability); words with no piece get label -1."""
+    probs, predicted = word_probabilities(encoded, window_probs, aggregation)
+    if probs.shape[1] == 0:
+        return np.full(len(predicted), -1, dtype=np.int64), np.zeros(len(predicted), np.float32)
+    labels = np.where(predicted, probs.argmax(axis=1), -1).astype(np.int64)
+    scores = np.where(predicted, probs.max(axis=1), 0.0).astype(np.float32)
     return labels, scores
+
+
+@dataclass(frozen=True)
+class RedactionDecision:
+    """Recall-first: a word is redacted when the summed probability of every tag of the
+    redacted types reaches `threshold`, whatever the argmax label says.
+
+    Args:
+      types: the model's entity types to redact (PER, LOC, ORG by default).
+      threshold: in (0, 1]; 1.0 keeps only argmax decisions in practice.
+    """
+
+    types: frozenset[str]
+    threshold: float = 0.5
+
+    def __post_init__(self):
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"the redaction threshold must be in (0, 1], got {self.threshold}")
+
+
+def decide_redaction(
+    probs: np.ndarray, predicted: np.ndarray, scheme: LabelScheme, decision: RedactionDecision,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Word labels and redaction flags under the recall-first rule.
+
+    A flagged word whose argmax tag is O takes the most probable tag among the
+    redacted types (so it becomes an entity); a flagged word inside an argmax
+    entity of another type (MISC) keeps that label and is redacted all the same.
+
+    Returns:
+      (label index per word, -1 without prediction; flag per word).
+    """
+    columns = [i for i, tag in enumerate(scheme.tags) if tag.entity in decision.types]
+    labels = np.where(predicted, probs.argmax(axis=1) if probs.shape[1] else -1, -1)
+    if not columns:
+        return labels.astype(np.int64), np.zeros(len(labels), dtype=bool)
+    mass = probs[:, columns].sum(axis=1)
+    flagged = predicted & (mass >= decision.threshold - 1e-6)
+    outside = np.array([scheme.tags[i].entity is None for i in range(len(scheme.tags))])
+    to_relabel = flagged & outside[np.maximum(labels, 0)]
+    best_redacted = np.asarray(columns)[probs[:, columns].argmax(axis=1)]
+    labels = np.where(to_relabel, best_redacted, labels)
+    return labels.astype(np.int64), flagged
 
 
 def decode_entities(
@@ -99,8 +156,36 @@ def decode_entities(
 
 def realign(
     encoded: EncodedDocument, window_probs: Sequence[np.ndarray], scheme: LabelScheme,
-    aggregation: str = "first",
+    aggregation: str = "first", decision: Optional[RedactionDecision] = None,
 ) -> tuple[EntitySpan, ...]:
-    """Window predictions to entity spans: merge, realign to words, decode."""
-    labels, scores = word_predictions(encoded, window_probs, aggregation)
-    return decode_entities(encoded, labels, scores, scheme)
+    """Window predictions to entity spans: merge, realign to words, decide, decode.
+
+    Without a `decision`, spans are the argmax decoding and none is marked
+    `redacted` (the redaction policy then goes by label alone). With one, a span
+    is marked `redacted` when its type is redacted or any of its words reaches
+    the recall-first threshold.
+    """
+    text = encoded.segmented.document.text
+    if decision is None:
+        labels, scores = word_predictions(encoded, window_probs, aggregation)
+        return _with_content(decode_entities(encoded, labels, scores, scheme), text)
+    probs, predicted = word_probabilities(encoded, window_probs, aggregation)
+    if not predicted.any():   # no window (an empty document) or only zero-piece words
+        return ()
+    labels, flagged = decide_redaction(probs, predicted, scheme, decision)
+    scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
+                      if probs.shape[1] else 0.0, 0.0).astype(np.float32)
+    tags = [scheme.tags[i] if i >= 0 else None for i in labels.tolist()]
+    starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
+    return _with_content(tuple(
+        EntitySpan(
+            start=starts[first], end=ends[last - 1], label=entity,
+            score=float(scores[first:last].mean()),
+            redacted=entity in decision.types or bool(flagged[first:last].any()))
+        for first, last, entity in decode_spans(tags)), text)
+
+
+def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:
+    """Drops spans without a letter or digit: a lone "-" tagged as a name names nobody, and
+    redacting it would spread to every other "-" by propagation."""
+    return tuple(s for s in spans if any(c.isalnum() for c in text[s.start:s.end]))

@@ -1,6 +1,7 @@
 """Typed, frozen records that travel between pipeline stages."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Optional
@@ -44,7 +45,6 @@ class DeadLetterReason(Vocabulary):
     ID_NOT_STRING = "id_not_string"
     MISSING_TEXT = "missing_text"
     TEXT_NOT_STRING = "text_not_string"
-    EMPTY_TEXT = "empty_text"
     INVALID_UNICODE = "invalid_unicode"
     TOO_LARGE = "too_large"
     UNREADABLE_FILE = "unreadable_file"
@@ -52,7 +52,10 @@ class DeadLetterReason(Vocabulary):
     ENCODE_ERROR = "encode_error"
     INFERENCE_ERROR = "inference_error"
     REALIGN_ERROR = "realign_error"
+    PATTERN_ERROR = "pattern_error"
     REDACT_ERROR = "redact_error"
+    AUDIT_ERROR = "audit_error"
+    TIMEOUT = "timeout"
 
 
 DEAD_LETTER_REASONS = DeadLetterReason.names()
@@ -126,13 +129,19 @@ class EncodedDocument:
 
 @dataclass(frozen=True)
 class EntitySpan:
-    """A detected entity: `text[start:end]` in code points, end-exclusive."""
+    """A detected entity: `text[start:end]` in code points, end-exclusive.
+
+    `redacted` is true when the span is (or must be) rewritten: set by the
+    recall-first decision or the pattern stage before redaction, and on the final
+    entities for exactly those that were replaced.
+    """
 
     start: int
     end: int
     label: str
     score: float
     propagated: bool = False
+    redacted: bool = False
 
     def __len__(self) -> int:
         return self.end - self.start
@@ -154,9 +163,43 @@ class Replacement:
     placeholder: str
 
 
+class AuditKind(Vocabulary):
+    """What an audit finding in redacted text looks like."""
+
+    CAPITALIZED = "capitalized"   # a capitalised word, not sentence-initial, not a common word
+    DIGITS = "digits"             # a run of 5 or more digits (separators allowed)
+    EMAIL = "email"               # something@something
+    HANDLE = "handle"             # @name
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    """`redacted_text[start:end]` still looks personal; offsets in code points, end-exclusive."""
+
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The audit findings of one redacted document; `counts` has every kind."""
+
+    findings: tuple[AuditFinding, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counted = Counter(f.kind for f in self.findings)
+        return {kind: counted.get(kind, 0) for kind in AuditKind.names()}
+
+    @property
+    def total(self) -> int:
+        return len(self.findings)
+
+
 @dataclass(frozen=True)
 class AnnotatedDocument:
-    """The pipeline's result for one document."""
+    """The pipeline's result for one document; `audit` is what still looks personal in `redacted_text`."""
 
     document: Document
     entities: tuple[EntitySpan, ...]
@@ -165,6 +208,7 @@ class AnnotatedDocument:
     num_words: int = 0
     num_pieces: int = 0
     num_windows: int = 0
+    audit: Audit = field(default_factory=Audit)
 
 
 @dataclass(frozen=True)

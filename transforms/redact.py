@@ -1,13 +1,17 @@
 """Resolve overlapping spans, propagate redacted surface forms, and rewrite text with placeholders."""
 from __future__ import annotations
 
+import re
+
 import bisect
 import hashlib
 import hmac
+import os
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
+from transforms.chars import normalize_surface
 from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -24,6 +28,60 @@ class PlaceholderStyle(Vocabulary):
 PLACEHOLDER_STYLES = PlaceholderStyle.names()
 
 
+MIN_KEY_CHARS = 16
+
+
+class SecretKeyError(ValueError):
+    """The pseudonym key cannot be read where it should be; the message says where and why."""
+
+
+def _read_local_file(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+@dataclass(frozen=True)
+class KeySource:
+    """Where the pseudonym key is read, by each process that needs it; it holds no secret.
+
+    Exactly one of `env` (an environment variable's name) or `file` (a path the
+    reader can open: a mounted secret, or any Beam filesystem with a reader that
+    supports it). A file's surrounding whitespace (its trailing newline) is
+    ignored, so `openssl rand -hex 32 > key` and `export KEY=$(cat key)` give the
+    same key.
+    """
+
+    env: Optional[str] = None
+    file: Optional[str] = None
+
+    def __post_init__(self):
+        if (self.env is None) == (self.file is None):
+            raise ValueError("a key source is either an environment variable or a file")
+
+    def describe(self) -> str:
+        return f"environment variable {self.env}" if self.env else f"file {self.file}"
+
+    def load(self, read_file: Callable[[str], bytes] = _read_local_file) -> bytes:
+        """The key's bytes, or a SecretKeyError that never quotes the key."""
+        if self.env:
+            value = os.environ.get(self.env)
+            if value is None:
+                raise SecretKeyError(f"the pseudonym key's {self.describe()} is not set")
+            key = value.encode("utf-8")
+        else:
+            try:
+                key = read_file(self.file).strip()
+            except Exception as error:
+                raise SecretKeyError(
+                    f"cannot read the pseudonym key's {self.describe()}: "
+                    f"{type(error).__name__}") from error
+        if len(key) < MIN_KEY_CHARS:
+            raise SecretKeyError(
+                f"the pseudonym key in the {self.describe()} is shorter than "
+                f"{MIN_KEY_CHARS} characters")
+        return key
+
+
 @dataclass(frozen=True)
 class RedactionPolicy:
     """What to redact and how.
@@ -34,36 +92,61 @@ class RedactionPolicy:
         same surface form getting the same number) or "pseudonym" ([PER_3f9a...],
         an HMAC-SHA256 of the surface form under a secret key, stable across
         documents and runs that share the key).
-      key: the secret for "pseudonym"; never a plain hash.
+      key: the secret for "pseudonym"; never a plain hash. A policy holding it
+        refuses to be pickled, so it cannot ride inside a job graph: jobs give
+        `key_source` instead and each worker loads the key (`with_key`).
       propagate: redact every other occurrence of a redacted surface form.
+      key_source: where workers read the key (an environment variable or a file).
     """
 
     labels: frozenset[str]
     style: str = "label"
-    key: Optional[bytes] = None
+    key: Optional[bytes] = field(default=None, repr=False)
     propagate: bool = True
+    key_source: Optional[KeySource] = None
 
     def __post_init__(self):
         if self.style not in PLACEHOLDER_STYLES:
             raise ValueError(f"placeholder style must be one of {PLACEHOLDER_STYLES}")
-        if self.style == PlaceholderStyle.PSEUDONYM and not self.key:
+        if self.style == PlaceholderStyle.PSEUDONYM and not self.key and self.key_source is None:
             raise ValueError("the pseudonym style needs a secret key")
 
+    def with_key(self, read_file: Callable[[str], bytes] = _read_local_file) -> "RedactionPolicy":
+        """This policy with its key loaded from `key_source`, where a style needs one."""
+        if self.style != PlaceholderStyle.PSEUDONYM or self.key:
+            return self
+        return replace(self, key=self.key_source.load(read_file))
 
-def normalize_surface(surface: str) -> str:
-    """The form under which two mentions count as the same name."""
-    return " ".join(surface.casefold().split())
+    def __getstate__(self):
+        if self.key:
+            raise TypeError(
+                "a RedactionPolicy holding the pseudonym key must not be pickled: it would "
+                "travel inside the job graph. Give it a key_source (an environment variable "
+                "or a file) and load the key on the worker with with_key().")
+        return self.__dict__.copy()
 
 
-def resolve_overlaps(spans: Iterable[EntitySpan]) -> tuple[EntitySpan, ...]:
-    """Keeps a non-overlapping subset: longer spans first, then higher scores, then earlier ones.
+def is_redacted(span: EntitySpan, labels: frozenset[str]) -> bool:
+    """Whether a span is rewritten: its label is redacted, or a decision marked it (recall-first, patterns)."""
+    return span.redacted or span.label in labels
 
-    Kept spans stay sorted by start, so each candidate is checked against its two
-    neighbours only (n log n, not n squared, for documents full of names).
+
+def resolve_overlaps(
+    spans: Iterable[EntitySpan], redacted: frozenset[str] = frozenset()
+) -> tuple[EntitySpan, ...]:
+    """Keeps a non-overlapping subset: redacted spans first, then longer spans, higher scores, earlier ones.
+
+    A span that is rewritten (`is_redacted`: its label is in `redacted`, or a
+    decision marked it) beats any overlapping span that would not be, however
+    long: "The Merkel era" (MISC) gives way to a redacted "Merkel" inside it, so
+    recall never loses to an annotation. Kept spans stay sorted by start, so each
+    candidate is checked against its two neighbours only (n log n, not n squared,
+    for documents full of names).
     """
     starts: list[int] = []
     kept: list[EntitySpan] = []
-    for span in sorted(spans, key=lambda s: (-len(s), -s.score, s.start)):
+    for span in sorted(spans, key=lambda s: (not is_redacted(s, redacted), -len(s), -s.score,
+                                             s.start)):
         i = bisect.bisect_left(starts, span.start)
         if i < len(kept) and kept[i].intersects(span):
             continue
@@ -77,16 +160,18 @@ def resolve_overlaps(spans: Iterable[EntitySpan]) -> tuple[EntitySpan, ...]:
 def propagate_mentions(
     segmented: SegmentedDocument, spans: Sequence[EntitySpan], labels: frozenset[str]
 ) -> tuple[EntitySpan, ...]:
-    """Finds other occurrences of redacted surface forms that no span covers.
+    """Finds other occurrences of redacted surface forms that no redacted span covers.
 
-    Matching is by whole words and case-insensitive, except that a one-word name
-    not written in lowercase never matches a lowercase word ("will" is not "Will";
-    "angela merkel" is "Angela Merkel").
+    Matching is by whole words in `normalize_surface` form (case-folded, NFKC,
+    invisible characters dropped), except that a one-word name not written in
+    lowercase never matches a lowercase word ("will" is not "Will"; "angela
+    merkel" is "Angela Merkel"). A mention inside a span that is not redacted
+    (a MISC "The Merkel era") is found too; `resolve_overlaps` then lets it win.
     Returns the new spans, marked `propagated`, with the score of their source.
     """
     doc_text = segmented.document.text
     words = [doc_text[s:e] for s, e in zip(segmented.word_starts, segmented.word_ends)]
-    folded = [w.casefold() for w in words]
+    folded = [normalize_surface(w) for w in words]
     word_at_start = {s: i for i, s in enumerate(segmented.word_starts)}
     covered = [False] * len(words)
     forms: dict[tuple[str, ...], EntitySpan] = {}
@@ -94,9 +179,9 @@ def propagate_mentions(
         first = word_at_start.get(span.start)
         last = first
         while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
-            covered[last] = True
+            covered[last] = covered[last] or is_redacted(span, labels)
             last += 1
-        if span.label in labels and first is not None:
+        if is_redacted(span, labels) and first is not None:
             key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
@@ -165,6 +250,49 @@ OPERATORS: dict[str, Operator] = {
 }
 
 
+_LIST_COMMA_RE = re.compile(r",[ \t]+\Z")
+_LIST_LAST_RE = re.compile(r"(?:,?[ \t]+(?:and|AND|And)|[ \t]*&)[ \t]+\Z")
+_NAME_WORD_RE = re.compile(r"[^\W\d_][\w'’.-]*\Z")
+_MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+
+
+def join_name_lists(text: str, spans: Sequence[EntitySpan],
+                    labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """Joins "Taylor, Wiggins and Mcneil" (three or more redacted one-word names separated by
+    commas, the last by "and" or "&") into one span, so the firm is one placeholder and no
+    word of its name stays visible.
+
+    Only model spans (PER, LOC, ORG, MISC) that are redacted and written with a capital join;
+    the joined span takes ORG when any part is ORG, else the first part's label, and the
+    lowest score of its parts. Other spans pass through unchanged.
+    """
+    ordered = sorted(spans, key=lambda s: s.start)
+
+    def joinable(span: EntitySpan) -> bool:
+        word = text[span.start:span.end]
+        return span.label in _MODEL_TYPES and is_redacted(span, labels) \
+            and _NAME_WORD_RE.match(word) is not None and word[0].isupper()
+
+    out: list[EntitySpan] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and joinable(ordered[j]) and joinable(ordered[j + 1]) \
+                and _LIST_COMMA_RE.match(text, ordered[j].end, ordered[j + 1].start):
+            j += 1
+        if j > i and j + 1 < len(ordered) and joinable(ordered[j + 1]) \
+                and _LIST_LAST_RE.match(text, ordered[j].end, ordered[j + 1].start):
+            parts = ordered[i:j + 2]
+            label = "ORG" if any(p.label == "ORG" for p in parts) else parts[0].label
+            out.append(replace(parts[0], end=parts[-1].end, label=label,
+                               score=min(p.score for p in parts), redacted=True))
+            i = j + 2
+            continue
+        out.append(ordered[i])
+        i += 1
+    return tuple(out)
+
+
 def redact_text(
     text: str, spans: Sequence[EntitySpan], policy: RedactionPolicy
 ) -> tuple[str, tuple[Replacement, ...]]:
@@ -172,6 +300,8 @@ def redact_text(
 
     Returns the redacted text and each replacement with its offsets in it.
     """
+    if policy.style == PlaceholderStyle.PSEUDONYM and not policy.key:
+        raise ValueError("the pseudonym key is not loaded: use policy.with_key() first")
     operator = OPERATORS[policy.style]
     numbering = _Numbering()
     pieces: list[str] = []
@@ -179,7 +309,7 @@ def redact_text(
     cursor = 0
     length = 0
     for span in sorted(spans, key=lambda s: s.start):
-        if span.label not in policy.labels:
+        if not is_redacted(span, policy.labels):
             continue
         if span.start < cursor:
             raise ValueError("spans overlap: resolve overlaps before redacting")
@@ -200,11 +330,15 @@ def redact(
 ) -> tuple[tuple[EntitySpan, ...], str, tuple[Replacement, ...]]:
     """Detected spans to final entities and redacted text.
 
-    Returns the resolved entities (propagated mentions included), the redacted
-    text and the replacements.
+    Returns the resolved entities (propagated mentions included; `redacted`
+    set on exactly those that were replaced), the redacted text and the
+    replacements.
     """
-    spans = resolve_overlaps(spans)
+    spans = resolve_overlaps(spans, policy.labels)
     if policy.propagate:
-        spans = resolve_overlaps(spans + propagate_mentions(segmented, spans, policy.labels))
+        spans = resolve_overlaps(
+            spans + propagate_mentions(segmented, spans, policy.labels), policy.labels)
+    spans = join_name_lists(segmented.document.text, spans, policy.labels)
     text, replacements = redact_text(segmented.document.text, spans, policy)
-    return spans, text, replacements
+    final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
+    return final, text, replacements

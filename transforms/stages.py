@@ -2,27 +2,37 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
 import time
+from dataclasses import replace
 from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
+from transforms import patterns as patterns_lib
 from transforms import progress as progress_lib
 from transforms import read as read_lib
+from transforms import segment as segment_lib
+from transforms.audit import audit
+from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from transforms.labels import LabelScheme
-from transforms.realign import realign
+from transforms.realign import RedactionDecision, realign
 from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
-from transforms.redact import RedactionPolicy, redact
-from transforms.segment import english_tokenizer, segment
+from transforms.redact import RedactionPolicy, SecretKeyError, redact
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import NAMESPACE
+from transforms.counters import (
+    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
+)
 DEAD = "dead_letter"
 
 
@@ -54,17 +64,31 @@ def _safe_detail(error: Exception) -> str:
 
 
 class Stage(beam.DoFn):
-    """One pipeline step: the template owns timing, failure routing and counting.
+    """One pipeline step: the template owns timing, the time budget, failure routing and counting.
 
     A subclass names its `stage` (the `time_us_<stage>` counter) and its
     `failure` reason, and writes `step` (the pure call; it may return a
     DeadLetter) and, if it has any, `count_output`. An exception in `step`
     dead-letters the element with the exception's type as detail, never its
-    message (messages can quote text).
+    message (messages can quote text). With a `record_timeout`, `step` runs in
+    a worker thread and an element that takes longer is dead-lettered as
+    `timeout` while the job goes on (see `transforms.budget.TimeBudget` for what
+    happens to the overrunning call); `on_timeout` lets a subclass drop state
+    that call may still be using.
     """
 
     stage: str = ""
     failure: Reason = Reason.ENCODE_ERROR
+
+    def __init__(self, record_timeout: Optional[float] = None):
+        super().__init__()
+        self._record_timeout = check_record_timeout(record_timeout)
+        self._budget: Optional[TimeBudget] = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_budget"] = None   # threads stay with the instance that started them
+        return state
 
     def document_of(self, element) -> Document:
         raise NotImplementedError
@@ -75,10 +99,30 @@ class Stage(beam.DoFn):
     def count_output(self, result) -> None:
         pass
 
+    def on_timeout(self) -> None:
+        pass
+
+    def _run_step(self, element):
+        if self._record_timeout is None:
+            return self.step(element)
+        if self._budget is None:
+            self._budget = TimeBudget(self._record_timeout)
+        return self._budget.run(self.step, element)
+
+    def teardown(self):
+        if self._budget is not None:
+            self._budget.close()
+
     def process(self, element) -> Iterable:
         try:
             with _Timer(self.stage):
-                result = self.step(element)
+                result = self._run_step(element)
+        except RecordTimeout as error:
+            self.on_timeout()
+            document = self.document_of(element)
+            yield dead_letter(DeadLetter(
+                document.source, Reason.TIMEOUT, f"{self.stage} {error}", document.doc_id))
+            return
         except Exception as error:
             document = self.document_of(element)
             yield dead_letter(DeadLetter(
@@ -95,78 +139,94 @@ class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
     def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
-                 progress_dir: Optional[str] = None):
+                 base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None):
+        self._progress_dir = progress_dir
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
         self._max_chars = max_chars
-        self._progress_dir = progress_dir
+        self._base = base
+        self._hash_text_ids = hash_text_ids
 
     def process(self, readable_file) -> Iterable:
-        path = readable_file.metadata.path
+        path = read_lib.source_name(readable_file.metadata.path, self._base)
         fmt = read_lib.format_for_path(path, self._format)
+        source = read_lib.hashed_name(path) if fmt == "text" and self._hash_text_ids else path
         timer = _Timer("read")
         emitted = 0
-        read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
+        count("records_in", 0)   # present even for an empty file: zero is a checked count
         try:
-            with readable_file.open() as opened:
+            # Raw bytes: read_records decompresses itself, with bounded memory and
+            # an error for a truncated stream (Beam's CompressedFile has neither).
+            read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
+            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as opened:
                 handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
-                    handle, path, fmt, self._id_field, self._text_field, self._max_chars)
+                    handle, path, fmt, self._id_field, self._text_field, self._max_chars,
+                    source=source)
                 while True:
                     with timer:
                         result = next(records, StopIteration)
                     if result is StopIteration:
                         break
-                    read_bytes.report()
                     if result is read_lib.BLANK_LINE:
                         count("blank_lines_skipped")
                         continue
                     emitted += 1
+                    read_bytes.report()
                     count("records_in")
-                    yield dead_letter(result) if isinstance(result, DeadLetter) else result
+                    if isinstance(result, DeadLetter):
+                        yield dead_letter(result)
+                        continue
+                    if not result.text.strip():
+                        count(EMPTY_DOCUMENTS)
+                    yield result
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
-                f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
-                f"{type(error).__name__} after {emitted} records"))
-        read_bytes.finish()
+                f"{source}:after-record-{emitted}", Reason.UNREADABLE_FILE,
+                f"{read_lib.describe_read_error(error)} after {emitted} records"))
+        _ReadBytes(self._progress_dir, readable_file.metadata).finish_file()
 
     def finish_bundle(self):
         flush_progress(self._progress_dir)
 
 
 class _ReadBytes:
-    """Reports how far into a file the reader is, for the progress ETA (in the file's own bytes).
+    """Reports how far into a file the reader is, for the progress ETA (in the file's own,
+    raw bytes, compressed or not): counted as read, the rest when the file is done."""
 
-    Bytes handed out by an uncompressed file count as they are read; a compressed
-    file counts whole when it is done (its decompressed bytes are not its size).
-    """
+    _done: dict = {}   # path -> bytes already reported (per process)
 
     def __init__(self, progress_dir: Optional[str], metadata):
         self._progress = progress_lib.progress_file(progress_dir)
+        self._path = metadata.path
         self._size = metadata.size_in_bytes or 0
-        self._compressed = metadata.path.lower().endswith(read_lib.COMPRESSION_SUFFIXES)
         self._counting: Optional[progress_lib.CountingReader] = None
-        self._reported = 0
 
     def wrap(self, handle):
-        if self._progress is None or self._compressed:
+        if self._progress is None:
             return handle
         self._counting = progress_lib.CountingReader(handle)
         return self._counting
 
     def report(self) -> None:
+        """One more record read."""
+        if self._progress is not None:
+            self._progress.add(records=1)
         if self._counting is not None:
-            done = min(self._counting.count, self._size)
-            if done > self._reported:
-                self._progress.add(bytes_read=done - self._reported)
-                self._reported = done
+            self._add(min(self._counting.count, self._size))
 
-    def finish(self) -> None:
-        if self._progress is not None and self._size > self._reported:
-            self._progress.add(bytes_read=self._size - self._reported)
-            self._reported = self._size
+    def finish_file(self) -> None:
+        if self._progress is not None:
+            self._add(self._size)
+            _ReadBytes._done.pop(self._path, None)
+
+    def _add(self, done: int) -> None:
+        reported = _ReadBytes._done.get(self._path, 0)
+        if done > reported:
+            self._progress.add(bytes_read=done - reported)
+            _ReadBytes._done[self._path] = done
 
 
 def flush_progress(progress_dir: Optional[str]) -> None:
@@ -176,19 +236,50 @@ def flush_progress(progress_dir: Optional[str]) -> None:
         progress.flush()
 
 
+_WORKING = threading.Lock()
+_working_pid: Optional[int] = None
+
+
+def note_working_process() -> None:
+    """Counts this process in `worker_processes` the first time it annotates a document.
+
+    The counter sums over processes, so the summary shows how many of them
+    actually took part (after the Reshuffle, documents spread over workers).
+    """
+    global _working_pid
+    if _working_pid == os.getpid():
+        return
+    with _WORKING:
+        if _working_pid != os.getpid():
+            _working_pid = os.getpid()
+            count(WORKER_PROCESSES)
+            LOG.info("Larvatus worker %s is annotating documents", _this_worker())
+
+
 class Segment(Stage):
     """Document -> SegmentedDocument (spaCy words with offsets)."""
 
     stage, failure = "segment", Reason.SEGMENT_ERROR
 
     def setup(self):
-        english_tokenizer()  # load spaCy's rules once per worker, not on the first document
+        segment_lib.english_tokenizer()  # load spaCy's rules once per worker, not on the first document
 
     def document_of(self, document: Document) -> Document:
         return document
 
     def step(self, document: Document) -> SegmentedDocument:
-        return segment(document)
+        return segment_lib.segment(document)
+
+    def process(self, document: Document) -> Iterable:
+        note_working_process()   # here, not in `step`: Beam counters belong to this thread
+        yield from super().process(document)
+
+    def on_timeout(self) -> None:
+        # The overrunning call may still be inside spaCy's tokenizer, whose cache is
+        # not safe to share between threads: later documents get a fresh one, built
+        # here rather than inside the next document's budget.
+        segment_lib.english_tokenizer.cache_clear()
+        segment_lib.english_tokenizer()
 
     def count_output(self, segmented: SegmentedDocument) -> None:
         count("words", segmented.num_words)
@@ -199,7 +290,9 @@ class Encode(Stage):
 
     stage, failure = "encode", Reason.ENCODE_ERROR
 
-    def __init__(self, model_spec, settings: encode_lib.EncodeSettings):
+    def __init__(self, model_spec, settings: encode_lib.EncodeSettings,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._spec = model_spec
         self._settings = settings
 
@@ -225,9 +318,13 @@ class Realign(Stage):
 
     stage, failure = "realign", Reason.REALIGN_ERROR
 
-    def __init__(self, scheme: LabelScheme, aggregation: str):
+    def __init__(self, scheme: LabelScheme, aggregation: str,
+                 decision: Optional[RedactionDecision] = None,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._scheme = scheme
         self._aggregation = aggregation
+        self._decision = decision
 
     def document_of(self, keyed_result) -> Document:
         return keyed_result[1].example.segmented.document
@@ -239,23 +336,77 @@ class Realign(Stage):
             document = encoded.segmented.document
             return DeadLetter(document.source, Reason.INFERENCE_ERROR, result.inference.detail,
                               document.doc_id)
-        spans = realign(encoded, result.inference, self._scheme, self._aggregation)
+        spans = realign(encoded, result.inference, self._scheme, self._aggregation,
+                        self._decision)
         return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows))
 
 
+class DetectPatterns(Stage):
+    """TaggedDocument -> TaggedDocument: structured personal data found by pattern recognizers
+    and merged with the model's spans (a pattern span beats an overlapping model span; model
+    spans are cut at line breaks)."""
+
+    stage, failure = "patterns", Reason.PATTERN_ERROR
+
+    def __init__(self, settings: patterns_lib.PatternSettings,
+                 record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
+        self._settings = settings
+
+    def document_of(self, tagged: TaggedDocument) -> Document:
+        return tagged.segmented.document
+
+    def step(self, tagged: TaggedDocument) -> TaggedDocument:
+        text = tagged.segmented.document.text
+        found = patterns_lib.find_patterns(text, self._settings) if self._settings.labels else ()
+        found = tuple(replace(span, redacted=True) for span in found)
+        return replace(tagged, entities=patterns_lib.merge_spans(tagged.entities, found, text))
+
+
+def read_secret_file(path: str) -> bytes:
+    """A secret file's bytes through Beam's FileSystems (a local path, gs://, s3://...)."""
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        return handle.read()
+
+
+def _this_worker() -> str:
+    return f"{socket.gethostname()} (pid {os.getpid()})"
+
+
 class Redact(Stage):
-    """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced."""
+    """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced.
+
+    The policy in the graph says where the pseudonym key lives, never the key:
+    each worker reads it in `setup` (an environment variable or a secret file).
+    """
 
     stage, failure = "redact", Reason.REDACT_ERROR
 
-    def __init__(self, policy: RedactionPolicy):
+    def __init__(self, policy: RedactionPolicy, record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
         self._policy = policy
+        self._loaded = None
+
+    def setup(self):
+        try:
+            self._loaded = self._policy.with_key(read_secret_file)
+        except SecretKeyError as error:
+            raise SecretKeyError(
+                f"on worker {_this_worker()}: {error}. The launcher found the key, but "
+                f"workers read it themselves: make the "
+                f"{self._policy.key_source.describe()} available to the worker processes "
+                f"(see the README, 'Running at scale').") from error
 
     def document_of(self, tagged: TaggedDocument) -> Document:
         return tagged.segmented.document
 
     def step(self, tagged: TaggedDocument) -> AnnotatedDocument:
-        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._policy)
+        if self._loaded is None:
+            self.setup()
+        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._loaded)
         return AnnotatedDocument(
             document=tagged.segmented.document, entities=entities, redacted_text=text,
             replacements=replacements, num_words=tagged.segmented.num_words,
@@ -266,6 +417,25 @@ class Redact(Stage):
             count(f"entities_{entity.label}")
             if entity.propagated:
                 count("entities_propagated")
+
+
+class AuditRedacted(Stage):
+    """AnnotatedDocument -> AnnotatedDocument with the audit of its redacted text (offsets, never strings)."""
+
+    stage, failure = "audit", Reason.AUDIT_ERROR
+
+    def document_of(self, annotated: AnnotatedDocument) -> Document:
+        return annotated.document
+
+    def step(self, annotated: AnnotatedDocument) -> AnnotatedDocument:
+        return replace(annotated, audit=audit(annotated.redacted_text, annotated.replacements))
+
+    def count_output(self, annotated: AnnotatedDocument) -> None:
+        for kind, value in annotated.audit.counts.items():
+            if value:
+                count(f"{AUDIT_PREFIX}{kind}", value)
+        if annotated.audit.total:
+            count(AUDIT_FLAGGED)
 
 
 class FailedInferenceToDeadLetters(beam.DoFn):
