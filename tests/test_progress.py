@@ -91,6 +91,9 @@ def test_progress_lines_on_the_direct_runner(tmp_path, rigged_model_dir, workers
     final = [line for line in done.stderr.splitlines() if line.startswith("larvatus run: done:")]
     assert final and "41 documents (1 dead-lettered)" in final[0], done.stderr[-2000:]
     assert "records: 41 in, 40 annotated, 1 dead-lettered" in done.stdout
+    # worker processes log at ERROR once they have read their options (pipeline/logs.py)
+    for noise in ("Discarding unparseable args", "control channel", "Pipeline_options"):
+        assert noise not in done.stderr, done.stderr[-3000:]
 
 
 @pytest.mark.slow
