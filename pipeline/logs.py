@@ -66,10 +66,25 @@ class CliHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            sys.stderr.write(self.format(record) + "\n")
-            sys.stderr.flush()
+            text = self.format(record)
+            tqdm = _live_progress_bar()
+            if tqdm is not None:   # clear the bar, write the line, draw the bar again
+                tqdm.write(text, file=sys.stderr)
+            else:
+                sys.stderr.write(text + "\n")
+                sys.stderr.flush()
         except Exception:   # never let logging break the job
             self.handleError(record)
+
+
+def _live_progress_bar():
+    """tqdm's class while a bar is drawn in this process (pipeline/progress.py), else None.
+
+    Looked up without importing tqdm, so that logging costs nothing when no bar is shown.
+    """
+    module = sys.modules.get("tqdm")
+    tqdm = getattr(module, "tqdm", None)
+    return tqdm if tqdm is not None and getattr(tqdm, "_instances", None) else None
 
 
 def configure(prog: str, verbosity: int = 0) -> None:
