@@ -1,75 +1,16 @@
-"""Strict command-line parsing: unknown arguments are errors that suggest the closest option."""
+"""Strict `larvatus run` options: an argument neither Larvatus nor Beam knows is an error that suggests the closest."""
 from __future__ import annotations
 
 import argparse
-import difflib
-import sys
-from typing import Iterable, NoReturn, Optional, Sequence
+from typing import NoReturn, Sequence
+
+from models.command_line import (  # noqa: F401  (the strict parser, shared with models' commands)
+    ArgumentParser, UsageError, closest, option_strings, report_usage_error, unrecognized,
+)
 
 # Everything after a bare `--` on `larvatus run` goes to Beam unchecked: options of a
 # runner that only its job server knows (Beam's `retain_unknown_options`).
 UNCHECKED = "--"
-
-
-class UsageError(ValueError):
-    """A command line that cannot run: printed as `PROG: error: ...`, exit status 2."""
-
-
-def closest(name: str, candidates: Iterable[str]) -> Optional[str]:
-    """The candidate closest to `name`, if any is close (difflib), dashes and underscores alike."""
-    normal: dict[str, str] = {}
-    for candidate in sorted(set(candidates)):   # "--a-b" sorts before "--a_b": dashes win
-        normal.setdefault(candidate.replace("_", "-"), candidate)
-    match = difflib.get_close_matches(name.replace("_", "-"), list(normal), n=1, cutoff=0.6)
-    return normal[match[0]] if match else None
-
-
-def unrecognized(extras: Sequence[str], known: Iterable[str]) -> str:
-    """`unrecognized argument X (did you mean Y?)` for the first of `extras` (argparse leftovers)."""
-    known = list(known)
-    options = [a for a in extras if a.startswith("-") and a not in ("-", "--")]
-    if not options:
-        return (f"unrecognized argument {extras[0]!r} (options take the form --name VALUE; "
-                f"a value with spaces needs quotes)")
-    name = options[0].split("=", 1)[0]
-    suggestion = closest(name, known)
-    hint = f" (did you mean {suggestion}?)" if suggestion else ""
-    more = f"; also {' '.join(options[1:])}" if len(options) > 1 else ""
-    return f"unrecognized argument {name}{hint}{more}"
-
-
-def option_strings(parser: argparse.ArgumentParser) -> list[str]:
-    return [s for action in parser._actions for s in action.option_strings]
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with `PROG: error: ...` messages, suggestions for misspelt options, no abbreviations.
-
-    Raises UsageError instead of exiting, so that a caller decides how to report it;
-    `main` functions print it and return 2 (`report_usage_error`).
-    """
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def parse_args(self, args=None, namespace=None):
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.error(unrecognized(extras, option_strings(self)))
-        return parsed
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-def report_usage_error(prog: str, error: Exception, hint: str = "") -> int:
-    """Prints `PROG: error: MESSAGE` (and a hint) to stderr; returns exit status 2."""
-    print(f"{prog}: error: {error}", file=sys.stderr)
-    if hint:
-        print(hint, file=sys.stderr)
-    return 2
 
 
 def beam_parser() -> argparse.ArgumentParser:

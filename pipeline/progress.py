@@ -1,6 +1,7 @@
 """The progress of a running job: a tqdm bar on a terminal, plain lines in a log, read from the workers' side channel."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -12,6 +13,7 @@ from typing import IO, Callable, Optional
 from transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, RECORDS, WORDS, read_totals
 
 BAR_REFRESH_SECONDS = 0.5
+STARTING = "starting (Beam and the model are loading)"
 BAR_STEPS = 1000
 # Runners that run the job on this machine (and block in Pipeline.run until it is done):
 # their workers can write the launcher's progress folder.
@@ -87,7 +89,7 @@ class Snapshot:
 
     def line(self) -> str:
         if not any(self.totals.values()):
-            return "starting (Beam and the model are loading), no document done yet"
+            return f"{STARTING}, no document done yet"
         parts = [self.counts_text()]
         if self.seconds > 0 and self.totals[WORDS]:
             parts.append(f"{self.words_per_second:,.0f} words/s")
@@ -98,6 +100,17 @@ class Snapshot:
         if eta is not None and self.fraction < 1:
             parts.append(f"ETA {human_seconds(eta)}")
         return ", ".join(parts)
+
+
+def terminal_columns(stream: IO) -> int:
+    """The width of the terminal `stream` writes to; 0 when it is not a terminal, or one of
+    unknown width (a pty with no size, where tqdm would draw nothing at all)."""
+    try:
+        if not stream.isatty():
+            return 0
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,7 @@ class ProgressSettings:
             return requested
         if quiet:
             return "off"
-        return "bar" if getattr(stream, "isatty", lambda: False)() else "lines"
+        return "bar" if terminal_columns(stream) else "lines"
 
     def monitor(self, total_bytes: Optional[int], local: bool) -> Optional["ProgressMonitor"]:
         if self.mode == "off":
@@ -165,7 +178,7 @@ class ProgressMonitor:
                 self._bar = tqdm(total=BAR_STEPS, desc=self.settings.prog, file=self._stream,
                                  dynamic_ncols=True, mininterval=BAR_REFRESH_SECONDS, leave=True,
                                  bar_format="{desc}: {percentage:3.0f}%|{bar}| "
-                                            "{elapsed}<{remaining} {postfix}")
+                                            "{elapsed}<{remaining}{postfix}")
             else:                  # size unknown: a running count of documents
                 self._bar = tqdm(total=None, unit=" documents", desc=self.settings.prog,
                                  file=self._stream, dynamic_ncols=True,
@@ -197,7 +210,8 @@ class ProgressMonitor:
                       else snap.totals[DOCUMENTS])
             self._bar.update(max(0, target - self._bar.n))
             self._bar.set_postfix_str(
-                f"{snap.counts_text()}, {snap.words_per_second:,.0f} words/s", refresh=True)
+                f"{snap.counts_text()}, {snap.words_per_second:,.0f} words/s"
+                if any(snap.totals.values()) else STARTING, refresh=True)
         else:
             self._write(f"{self.settings.prog}: progress: {snap.line()}")
 

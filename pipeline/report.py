@@ -1,13 +1,13 @@
 """`larvatus report OUT`: a self-contained HTML page of a finished job, drawn with spaCy's displaCy."""
 from __future__ import annotations
 
-import argparse
 import html
 import sys
 from typing import Optional, Sequence
 
 import pyarrow.parquet as pq
 
+from models.command_line import ArgumentParser, parse_or_report
 from pipeline import storage
 from pipeline.layout import (
     SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
@@ -129,21 +129,22 @@ def _sample(files: list[str], doc_id: str, findings: int, kept_text: bool) -> st
     return "".join(out)
 
 
-def main(argv: Optional[Sequence[str]] = None, prog: str = "python -m pipeline.report") -> int:
-    parser = argparse.ArgumentParser(
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") -> int:
+    parser = ArgumentParser(
         prog=prog, description="Write a finished job's HTML report: counts per label, dead-"
         "letter reasons, the audit, and the redacted text of the riskiest documents with "
         "their placeholders highlighted (spaCy displaCy). The original text appears only "
         "if the run kept it (--keep-text), under a warning banner.",
-        epilog="example:\n  larvatus report out/            # writes out/report.html\n"
-               "  larvatus report out/ --html /tmp/r.html --samples 10",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="examples:\n  larvatus report out/            # writes out/report.html\n"
+               "  larvatus report out/ --html /tmp/r.html --samples 10")
     parser.add_argument("output_dir", help="A finished job's --output folder.")
     parser.add_argument("--html", default=None,
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
     parser.add_argument("--samples", type=int, default=5,
                         help="Documents shown, riskiest first. Default: 5.")
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
     try:
         page = build_report(args.output_dir, args.samples)
     except IncompleteRun as error:

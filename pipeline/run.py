@@ -352,7 +352,10 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
         return arguments.report_usage_error(
             prog, error, f"See '{prog} --help' (Larvatus options) and "
                          f"'{prog} --help-beam' (Beam options).")
-    logs.configure(prog, -1 if launcher.quiet else launcher.verbose)
+    verbosity = -1 if launcher.quiet else launcher.verbose
+    logs.configure(prog, verbosity)
+    job_argv += logs.worker_log_options(verbosity, job_argv + unchecked, is_local_runner(
+        PipelineOptions(job_argv + unchecked).view_as(StandardOptions).runner))
     progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
                                 launcher.progress_interval, prog)
     try:

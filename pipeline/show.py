@@ -6,18 +6,20 @@ import textwrap
 
 import pyarrow.parquet as pq
 
+from models.command_line import ArgumentParser, parse_or_report
 from pipeline import storage
 from pipeline.layout import (
     SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
 )
 
-USAGE = """usage: python -m pipeline.show OUTPUT_DIR
-
-example: larvatus show out/
-
-Prints a finished job's counts, entities by label, audit totals and the redacted text of
-the riskiest documents (never the original text). OUTPUT_DIR may be a local folder or any
-Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
+EXAMPLE_COUNT = 3
+DESCRIPTION = """Prints a finished job's counts, entities by label, audit totals and the redacted
+text of the riskiest documents (never the original text). OUTPUT_DIR may be a local folder
+or any Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
+EXAMPLES = """examples:
+  larvatus show out/
+  larvatus show out/ --examples 10
+  larvatus show gs://my-bucket/larvatus/out/"""
 
 
 def _read_table(path: str, columns: list[str]):
@@ -47,7 +49,7 @@ class IncompleteRun(Exception):
     """The folder holds no finished run (no readable _SUMMARY.json)."""
 
 
-def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
+def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> str:
     """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
     try:
         summary = storage.read_json(join(output_dir, SUMMARY_NAME))
@@ -100,17 +102,16 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None, prog: str = "python -m pipeline.show") -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    usage = USAGE.replace("python -m pipeline.show", prog)
-    if any(a in ("-h", "--help") for a in argv):
-        print(usage)
-        return 0
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print(f"{prog}: error: expected one OUTPUT_DIR\n{usage}", file=sys.stderr)
-        return 2
+def main(argv=None, prog: str = "larvatus show") -> int:
+    parser = ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EXAMPLES)
+    parser.add_argument("output_dir", metavar="OUTPUT_DIR", help="A finished job's --output.")
+    parser.add_argument("--examples", type=int, default=EXAMPLE_COUNT,
+                        help=f"Documents shown, riskiest first. Default: {EXAMPLE_COUNT}.")
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
     try:
-        print(show(argv[0]))
+        print(show(args.output_dir, args.examples))
     except IncompleteRun as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 1

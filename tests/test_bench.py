@@ -252,3 +252,28 @@ def test_report_cli_reads_a_figures_file(tmp_path, capsys):
     assert report.main(["--json", str(path), "--ceiling", "44e6"]) == 0
     out = capsys.readouterr().out
     assert "window_tokens_per_s" in out and "4,400,000" in out and "10.00% of it" in out
+
+
+# --------------------------------------------------------------------------- progress overhead
+
+def test_progress_overhead_command_lines(tmp_path):
+    from bench import progress_overhead
+
+    args = progress_overhead.command(tmp_path / "d.jsonl", "lines", tmp_path / "o", workers=2,
+                                     model="m")
+    assert args[1:4] == ["-m", "pipeline.cli", "run"]
+    assert args[args.index("--progress") + 1] == "lines"
+    assert args[args.index("--direct_num_workers") + 1] == "2" and "--model" in args
+    assert "--direct_running_mode" not in progress_overhead.command(
+        tmp_path / "d.jsonl", "off", tmp_path / "o")
+
+
+@pytest.mark.slow
+def test_progress_overhead_runs_every_mode(rigged_model_dir):
+    done = subprocess.run([sys.executable, "bench/progress_overhead.py", "--docs", "3",
+                           "--repeats", "1", "--model", str(rigged_model_dir)],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for mode in ("off", "lines", "bar"):
+        assert f"--progress {mode}" in done.stdout
+    assert "x1.000 of off" in done.stdout

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.arguments import closest
+from pipeline.logs import worker_log_options
 from pipeline.report import build_report
 from pipeline.run import run
 from pipeline.summary import dead_letter_failure
@@ -32,17 +33,53 @@ def test_version_and_command_list():
     assert "apitools" not in listing.stderr
 
 
-@pytest.mark.parametrize("command", ["run", "show", "report", "evaluate", "export", "train"])
-def test_every_command_has_help_with_its_program_name(command):
+COMMANDS = ["run", "show", "report", "evaluate", "export", "train"]
+MODULES = {"run": "pipeline.run", "show": "pipeline.show", "report": "pipeline.report",
+           "evaluate": "models.evaluate", "export": "models.export", "train": "models.train"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_with_its_program_name_and_examples(command):
     done = larvatus(command, "--help")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"larvatus {command}" in done.stdout
+    assert done.stdout.startswith(f"usage: larvatus {command}")
+    examples = done.stdout.split("examples:")[1]
+    assert f"larvatus {command} " in examples
     assert "Traceback" not in done.stderr and "apitools" not in done.stderr
 
 
-def test_python_m_entry_points_keep_working():
-    assert larvatus("--help", module="pipeline.show").returncode == 0
-    assert "usage" in larvatus("--help", module="pipeline.run").stdout
+@pytest.mark.parametrize("command", COMMANDS)
+def test_python_m_entry_points_keep_working_under_the_same_name(command):
+    done = larvatus("--help", module=MODULES[command])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"usage: larvatus {command}") and done.stderr == ""
+
+
+@pytest.mark.parametrize("command, args, message", [
+    ("evaluate", ["--modle", "m", "--data", "d"], "unrecognized argument --modle "
+                                                  "(did you mean --model?)"),
+    ("export", ["--checkpoin", "c", "--output", "o"], "unrecognized argument --checkpoin (did you mean --checkpoint?)"),
+    ("train", ["--epoch", "2"], "unrecognized argument --epoch (did you mean --epochs?)"),
+    ("show", ["--exampels", "2", "out"], "unrecognized argument --exampels (did you mean --examples?)"),
+    ("report", ["out", "--sample", "2"], "unrecognized argument --sample (did you mean --samples?)"),
+])
+def test_every_command_refuses_misspelt_and_abbreviated_options(command, args, message):
+    done = larvatus(command, *args)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith(f"larvatus {command}: error: {message}")
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_files_fail_before_anything_loads(tmp_path):
+    export = larvatus("export", "--checkpoint", tmp_path / "nothere", "--output", tmp_path / "m")
+    assert export.returncode == 2 and "argument --checkpoint: no folder" in export.stderr
+    assert not (tmp_path / "m").exists()
+    evaluate = larvatus("evaluate", "--model", "models/default", "--data", tmp_path)
+    assert evaluate.returncode == 2 and "is a folder, not a file" in evaluate.stderr
+    train = larvatus("train", "--train", tmp_path / "t.txt", "--valid", tmp_path / "v.txt",
+                     "--output", tmp_path / "ckpt")
+    assert train.returncode == 2 and "argument --train: no file" in train.stderr
+    assert not (tmp_path / "ckpt").exists()
 
 
 def test_unknown_command_suggests_the_closest():
@@ -61,6 +98,15 @@ def test_misspelt_option_is_an_error_with_a_suggestion(tmp_path):
 def test_beam_options_pass_and_closest_handles_underscores():
     assert closest("--direct-num-workers", ["--direct_num_workers", "--runner"]) == \
         "--direct_num_workers"
+
+
+def test_worker_processes_of_a_local_run_get_the_launchers_verbosity():
+    quiet = worker_log_options(0, [], local=True)
+    assert quiet[0] == "--default_sdk_harness_log_level=ERROR"
+    assert json.loads(quiet[1].split("=", 1)[1])["pipeline"] == "WARNING"
+    assert worker_log_options(2, [], local=True)[0].endswith("=INFO")
+    assert worker_log_options(0, [], local=False) == []          # Dataflow & co log elsewhere
+    assert worker_log_options(0, ["--default_sdk_harness_log_level=DEBUG"], local=True) == []
 
 
 def test_missing_text_field_lists_the_fields_that_exist(tmp_path):

@@ -1,10 +1,16 @@
 """Progress of a running job: the workers' side channel, the launcher's snapshot, the real command."""
 from __future__ import annotations
 
+import fcntl
 import io
 import json
+import logging
+import os
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -57,14 +63,41 @@ def test_snapshot_share_done_waits_for_annotation_not_just_reading():
 
 
 def test_auto_mode_is_a_bar_on_a_terminal_and_lines_in_a_log():
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    assert ProgressSettings.choose("auto", quiet=False, stream=Tty()) == "bar"
+    master, slave = os.openpty()
+    try:
+        with os.fdopen(slave, "w") as tty:
+            # a pty of unknown width (`script` without a terminal): tqdm would draw nothing
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+            assert ProgressSettings.choose("auto", quiet=False, stream=tty) == "lines"
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+            assert ProgressSettings.choose("auto", quiet=False, stream=tty) == "bar"
+            assert ProgressSettings.choose("auto", quiet=True, stream=tty) == "off"
+    finally:
+        os.close(master)
     assert ProgressSettings.choose("auto", quiet=False, stream=io.StringIO()) == "lines"
-    assert ProgressSettings.choose("auto", quiet=True, stream=Tty()) == "off"
     assert ProgressSettings.choose("lines", quiet=True) == "lines"
+
+
+def test_log_lines_do_not_run_into_a_live_bar(monkeypatch):
+    from tqdm import tqdm
+
+    from pipeline.logs import CliHandler
+
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    handler = CliHandler("larvatus run")
+    record = logging.LogRecord("larvatus", logging.INFO, __file__, 1, "worker ready", None, None)
+    bar = tqdm(total=10, file=stderr, desc="larvatus run", ncols=80)
+    bar.update(3)
+    handler.emit(record)
+    bar.close()
+    # tqdm.write cleared the bar's line first: the message starts a line of its own
+    assert re.search(r"(^|[\r\n])larvatus run: worker ready\n", stderr.getvalue())
+    assert "%|" not in stderr.getvalue().split("larvatus run: worker ready")[0].split("\r")[-1]
+    plain = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", plain)
+    handler.emit(record)            # no bar: a plain line, tqdm not consulted
+    assert plain.getvalue() == "larvatus run: worker ready\n"
 
 
 def corpus(tmp_path, n=40):
@@ -91,6 +124,9 @@ def test_progress_lines_on_the_direct_runner(tmp_path, rigged_model_dir, workers
     final = [line for line in done.stderr.splitlines() if line.startswith("larvatus run: done:")]
     assert final and "41 documents (1 dead-lettered)" in final[0], done.stderr[-2000:]
     assert "records: 41 in, 40 annotated, 1 dead-lettered" in done.stdout
+    # worker processes log at ERROR once they have read their options (pipeline/logs.py)
+    for noise in ("Discarding unparseable args", "control channel", "Pipeline_options"):
+        assert noise not in done.stderr, done.stderr[-3000:]
 
 
 @pytest.mark.slow
