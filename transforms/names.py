@@ -17,12 +17,13 @@ _H = r"[ \t]"
 # Legal forms matched in any casing: three or more letters, or dotted.
 _LEGAL_ANY_CASE = (
     r"ltd\.?|limited|llc|l\.l\.c\.|llp|l\.l\.p\.|inc\.?|incorporated|corp\.?|corporation|"
-    r"co\.|plc|p\.l\.c\.|gmbh|ggmbh|mbh|kgaa|ohg|gbr|e\.\s?v\.|e\.\s?g\.|b\.\s?v\.|n\.\s?v\.|"
+    r"co\.|plc|p\.l\.c\.|gmbh|ggmbh|mbh|kgaa|ohg|gbr|b\.\s?v\.|n\.\s?v\.|"
     r"vof|a/s|aps|asa|oyj|s\.a\.s\.|sas|sarl|s\.a\.r\.l\.|s\.à\s?r\.l\.|s\.a\.|s\.l\.l\.|s\.l\.|"
     r"s\.p\.a\.|spa|s\.r\.l\.|srl|s\.c\.|s\.coop\.|sp\.\s?z\s?o\.o\.|lda\.")
 # Two-letter forms only as firms write them (canonical or capitals), so "Berlin se" is not a
-# firm; "AS" and "CO" are left out (English words in capitals).
-_LEGAL_EXACT = r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP"
+# firm, nor "London e.g." one; "AS" and "CO" are left out (English words in capitals).
+_LEGAL_EXACT = (r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP|"
+                r"[eE]\.[ ]?G\.|[eE]\.[ ]?V\.")
 # Firm endings that are not legal forms: taken after a model span, never alone.
 _ENDINGS = (r"sons|söhne|sohne|zonen|fils|hijos|figli|partners|partner|associates|"
             r"asociados|holdings?|group|gruppe|stiftung")
@@ -75,11 +76,18 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
             out[i] = replace(span, end=m.end(), label="ORG", redacted=True)
     common = common_words()
     for m in _FIRM_RE.finditer(text):
-        words = [w for w in _NAME_WORD_RE.finditer(m.group("name"))]
-        while words and (words[0].group().lower() in common or not words[0].group()[0].isupper()):
-            words.pop(0)
-        if not words or any(not w.group()[0].isupper() for w in words):
+        # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
+        words = list(_NAME_WORD_RE.finditer(m.group("name")))
+        kept = 0
+        while kept < len(words) and words[-1 - kept].group()[0].isupper() \
+                and words[-1 - kept].group().lower() not in common:
+            kept += 1
+        if not kept:
             continue
+        words = words[-kept:]
+        form = m.group("forms").lstrip(", \t")
+        if form.islower() and not form.startswith(("plc", "p.l.c.")):
+            continue  # "Sri Lanka in the third day-night limited overs"
         start = m.start("name") + words[0].start()
         if _free(start, m.end(), out, None):
             out.append(EntitySpan(start, m.end(), "ORG", SCORE_LEGAL_FORM, redacted=True))
