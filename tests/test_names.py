@@ -102,3 +102,18 @@ def test_apply_name_rules_leaves_plain_spans_unchanged():
     spans = (_span(text, "Anna Schmidt", "PER"), _span(text, "Tom", "PER"),
              _span(text, "Paris", "LOC"))
     assert apply_name_rules(text, spans, ALL) == spans
+
+
+def test_a_model_span_on_part_of_a_firm_or_place_is_completed():
+    text = "a claim against Dippel Bruder e.G. for wages; office in Frankfurt am Main (2019)"
+    firm = _span(text, "Dippel Bruder e.", "ORG")
+    place = _span(text, "Frankfurt am", "LOC")
+    out = apply_name_rules(text, [firm, place], ALL)
+    assert _surfaces(text, out) == [("Dippel Bruder e.G.", "ORG"), ("Frankfurt am Main", "LOC")]
+
+
+def test_a_firm_does_not_swallow_a_pattern_span():
+    text = "Mail info@acme.example Acme Ltd"
+    email = EntitySpan(5, 22, "EMAIL", 1.0, redacted=True)
+    out = extend_legal_forms(text, [email], ALL)
+    assert _surfaces(text, out) == [("info@acme.example", "EMAIL"), ("Acme Ltd", "ORG")]

@@ -88,9 +88,18 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
         form = m.group("forms").lstrip(", \t")
         if form.islower() and not form.startswith(("plc", "p.l.c.")):
             continue  # "Sri Lanka in the third day-night limited overs"
-        start = m.start("name") + words[0].start()
-        if _free(start, m.end(), out, None):
-            out.append(EntitySpan(start, m.end(), "ORG", SCORE_LEGAL_FORM, redacted=True))
+        start, end = m.start("name") + words[0].start(), m.end()
+        # Model spans on part of the firm ("Dippel Bruder e." tagged ORG) are taken in.
+        parts = [s for s in out if s.start < end and start < s.end]
+        if any(s.label not in _MODEL_TYPES for s in parts):
+            continue
+        start = min([start] + [s.start for s in parts])
+        end = max([end] + [s.end for s in parts])
+        if "\n" in text[start:end]:
+            continue
+        out = [s for s in out if not any(s is p for p in parts)]
+        out.append(EntitySpan(start, end, "ORG", min([SCORE_LEGAL_FORM] + [p.score for p in parts]),
+                              redacted=True))
     return tuple(sorted(out, key=lambda s: s.start))
 
 
@@ -128,7 +137,11 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
     for i, span in enumerate(out):
         if span.label != "LOC" or not _redacted_model_span(span, labels):
             continue
-        m = _PLACE_PARTICLE_RE.match(text, span.end)
+        # The particle may already be in the span ("Frankfurt am" tagged LOC).
+        line_end = text.find("\n", span.end)
+        m = next((m for m in _PLACE_PARTICLE_RE.finditer(
+            text, span.start, len(text) if line_end < 0 else line_end)
+            if m.start() <= span.end < m.end("word")), None)
         if not m or not m.group("word")[0].isupper() or m.group("word").lower() in common \
                 or m.group("word").lower() in _GERMAN_DATES:
             continue
