@@ -779,9 +779,9 @@ _STREET_TYPES = (
     "meadows?|mews|mills?|mission|motorway|mount|mountains?|neck|orchard|oval|overpass|"
     "parade|parks?|parkways?|pkwy|pass|passage|path|pike|pines?|place|pl|plains?|plaza|"
     "points?|ports?|prairie|radial|ramp|ranch|rapids?|rest|ridges?|rise|rivers?|roads?|rd|"
-    "route|row|run|shoals?|shores?|skyway|springs?|spurs?|squares?|sq|stations?|stravenue|"
+    "route|row|rue|run|shoals?|shores?|skyway|springs?|spurs?|squares?|sq|stations?|stravenue|"
     "stream|streets?|st|summit|terrace|ter|throughway|trace|track|trafficway|trail|trl|"
-    "trailer|tunnel|turnpike|underpass|unions?|valleys?|viaduct|views?|villages?|ville|"
+    "trailer|tunnel|turnpike|underpass|unions?|valleys?|via|viaduct|views?|villages?|ville|"
     "vista|walks?|wall|ways?|wells?|wharf|wynd|yard")
 # Street types written as the end of one word ("Mellestraat", "Fedor-Putz-Straße"): Dutch
 # and German (with Austrian and Swiss forms).
@@ -801,7 +801,10 @@ _AMBIGUOUS_PREFIXES = frozenset(
     "place square passage route via cours voie plaza largo corso paseo av. bd c/".split())
 # Abbreviated street types need a capitalised name too ("12 High St", not "5 new cases dr").
 _ABBREVIATED_TYPES = frozenset(
-    "aly ave av blvd ctr cir ct cres dr expy fwy hts hwy ln pkwy pl rd sq st ter trl".split())
+    "aly ave av blvd ctr cir ct cres dr expy fwy hts hwy ln pkwy pl rd sq st ter trl".split()
+    # and "via" and "rue" (faker's and USPS's "6686 Cooke Via", "1968 Lutz Rue"; not "2
+    # copies via post").
+    + ["via", "rue"])
 # French, Spanish, Italian and Portuguese street types, written before the name.
 _STREET_PREFIXES = (
     "rue|avenue|av\\.|boulevard|bd|chemin|allée|allee|impasse|place|quai|route|cours|passage|"

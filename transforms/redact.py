@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from transforms.chars import normalize_surface
+from transforms.names import apply_name_rules
 from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -339,6 +340,7 @@ def redact(
         spans = resolve_overlaps(
             spans + propagate_mentions(segmented, spans, policy.labels), policy.labels)
     spans = join_name_lists(segmented.document.text, spans, policy.labels)
+    spans = apply_name_rules(segmented.document.text, spans, policy.labels)
     text, replacements = redact_text(segmented.document.text, spans, policy)
     final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
     return final, text, replacements
