@@ -131,7 +131,7 @@ class ReadDocuments(beam.PTransform):
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
                 base=config.input_base, hash_text_ids=config.text_ids == "hash",
-                progress_dir=config.progress_dir))
+                progress_dir=config.progress_dir, text_id_key=config.policy.key_source))
             .with_outputs(stages.DEAD, main="ok"))
 
 

@@ -178,7 +178,10 @@ class LarvatusOptions(PipelineOptions):
             help="For --input-format text, where ids and sources come from: path (default), "
                  "the file's path relative to the input's base folder; hash, 'sha256:' and "
                  "the first 16 hex digits of that path's SHA-256, for files named after "
-                 "people (the name then appears nowhere in the output).")
+                 "people (the name then appears nowhere in the output: not in ids, not in "
+                 "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
+                 "under the pseudonym key, which nobody without the key can test a guessed "
+                 "name against.")
 
 
 def add_launcher_args(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,7 @@
 """The output folder's life cycle: checks first, a staged run moved into place, honest summaries."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from pipeline.options import OptionsError
 from pipeline.run import main, run
 from pipeline.summary import summarize
 from tests.fake_fs import PREFIX, FakeRemoteFileSystem
-from transforms.read import input_base, source_name
+from transforms.read import hashed_name, input_base, source_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,6 +63,15 @@ def test_source_name_is_relative_and_always_valid_utf8():
     odd = os.fsdecode(b"/data/caf\xe9.txt")            # Latin-1 bytes: not UTF-8
     name = source_name(odd, "/data")
     assert name == "caf\\xe9.txt" and name.encode("utf-8")
+
+
+def test_hashed_names_are_keyed_when_a_key_is_given():
+    plain = hashed_name("letters/Quentin Blackwood.txt")
+    assert plain == "sha256:" + hashlib.sha256(b"letters/Quentin Blackwood.txt").hexdigest()[:16]
+    keyed = hashed_name("letters/Quentin Blackwood.txt", b"k" * 32)
+    assert keyed.startswith("hmac:") and len(keyed) == len("hmac:") + 16
+    assert keyed == hashed_name("letters/Quentin Blackwood.txt", b"k" * 32)
+    assert keyed != hashed_name("letters/Quentin Blackwood.txt", b"j" * 32)
 
 
 def test_summary_without_metrics_is_not_complete():
@@ -312,6 +322,22 @@ def test_a_path_argument_that_is_not_utf8_is_refused_at_start(tmp_path, rigged_m
     error = capsys.readouterr().err
     assert "out-\\xe9: not valid UTF-8" in error and "Traceback" not in error
     assert not os.path.exists(odd)
+
+
+def test_hashed_text_ids_are_keyed_under_the_pseudonym_key(tmp_path, rigged_model_dir,
+                                                           monkeypatch):
+    folder = tmp_path / "letters"
+    folder.mkdir()
+    (folder / "Quentin Blackwood.txt").write_text("Dear sir, about the invoice.")
+    monkeypatch.setenv("LARVATUS_PSEUDONYM_KEY", "k" * 32)
+    out = tmp_path / "out"
+    run(args(f"{folder}/*.txt", out, rigged_model_dir, "--text-ids", "hash",
+             "--placeholder", "pseudonym"))
+    [row] = annotation_rows(out)
+    assert row["id"] == row["source"] == hashed_name("Quentin Blackwood.txt", b"k" * 32)
+    for file in out.rglob("*"):
+        if file.is_file():
+            assert b"Blackwood" not in file.read_bytes() and b"k" * 32 not in file.read_bytes()
 
 
 # --- remote output ---------------------------------------------------------------------

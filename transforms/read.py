@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
 from typing import IO, Any, Callable, Iterator, Optional, Union
@@ -403,9 +404,14 @@ def source_name(path: str, base: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def hashed_name(name: str) -> str:
-    """A file name that cannot be read back: `sha256:` and 16 hex digits of its SHA-256."""
-    return "sha256:" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+def hashed_name(name: str, key: Optional[bytes] = None) -> str:
+    """A file name that cannot be read back: `sha256:` and 16 hex digits of its SHA-256,
+    or with a secret key `hmac:` and 16 hex digits of its HMAC-SHA256 (then nobody
+    without the key can test a guessed name against it)."""
+    data = name.encode("utf-8")
+    if key:
+        return "hmac:" + hmac.new(key, data, hashlib.sha256).hexdigest()[:16]
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:16]
 
 
 def read_records(

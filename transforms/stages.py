@@ -27,7 +27,7 @@ from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
-from transforms.redact import RedactionPolicy, SecretKeyError, redact
+from transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
 
 LOG = logging.getLogger(__name__)
 from transforms.counters import (
@@ -139,7 +139,8 @@ class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
     def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
-                 base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None):
+                 base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
+                 text_id_key: Optional[KeySource] = None):
         self._progress_dir = progress_dir
         self._format = input_format
         self._id_field = id_field
@@ -147,11 +148,23 @@ class ReadRecords(beam.DoFn):
         self._max_chars = max_chars
         self._base = base
         self._hash_text_ids = hash_text_ids
+        self._text_id_key = text_id_key     # where the key is: each worker reads it
+        self._key: Optional[bytes] = None
+
+    def setup(self):
+        if self._hash_text_ids and self._text_id_key is not None:
+            self._key = self._text_id_key.load(read_secret_file)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_key": None}   # the key never travels with the DoFn
 
     def process(self, readable_file) -> Iterable:
         path = read_lib.source_name(readable_file.metadata.path, self._base)
         fmt = read_lib.format_for_path(path, self._format)
-        source = read_lib.hashed_name(path) if fmt == "text" and self._hash_text_ids else path
+        if self._hash_text_ids and self._text_id_key is not None and self._key is None:
+            self.setup()
+        source = read_lib.hashed_name(path, self._key) \
+            if fmt == "text" and self._hash_text_ids else path
         timer = _Timer("read")
         emitted = 0
         count("records_in", 0)   # present even for an empty file: zero is a checked count
