@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import signal
@@ -203,6 +204,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
+    LOG.debug("settings: %s", json.dumps(_summary_options(config), sort_keys=True))
     try:
         storage.check_output(config.output_dir, options.overwrite)
     except storage.OutputError as error:
