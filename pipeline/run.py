@@ -211,7 +211,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
-    LOG.info("model %s loads on %s", config.spec.name, probe.device)
+    LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
     staging = storage.new_staging_dir(config.output_dir)

@@ -31,6 +31,7 @@ def test_version_and_command_list():
     for command in ("run", "show", "report", "evaluate", "export", "train"):
         assert f"  {command}" in listing.stdout
     assert "apitools" not in listing.stderr
+    assert larvatus("help", "show").stdout.startswith("usage: larvatus show")
 
 
 COMMANDS = ["run", "show", "report", "evaluate", "export", "train"]
