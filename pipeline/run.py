@@ -21,7 +21,7 @@ from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
 from pipeline import arguments, logs, preflight, storage
-from pipeline.layout import DEAD_LETTERS_DIR, SUMMARY_NAME, join
+from pipeline.layout import DEAD_LETTERS_DIR, join
 from pipeline.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
     pseudonym_key_source, resolve_redact_labels,
