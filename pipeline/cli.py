@@ -58,6 +58,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(usage(), file=sys.stderr)
         return 2
     first, rest = argv[0], argv[1:]
+    if first == "help" and rest and rest[0] in COMMANDS:   # `larvatus help run`
+        first, rest = rest[0], ["--help"]
     if first in ("-h", "--help", "help"):
         print(usage())
         return 0

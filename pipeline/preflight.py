@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from typing import Optional, Sequence
+import logging
+from typing import Any, Callable, Optional, Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -13,6 +14,9 @@ from transforms.read import format_for_path
 SAMPLE_RECORDS = 100        # JSONL records looked at before starting
 SAMPLE_BYTES = 1 << 20      # at most this much of a JSONL file
 MAX_FIELDS_LISTED = 30
+FILES_TRIED = 5             # files of a format tried for a readable sample
+
+LOG = logging.getLogger(__name__)
 
 
 def input_files(pattern: str) -> list:
@@ -70,22 +74,43 @@ def parquet_fields(path: str) -> dict[str, str]:
     return {field.name: str(field.type) for field in schema}
 
 
+def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[str, Any]:
+    """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
+    fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
+    as unreadable_file), not a reason to refuse the job."""
+    for path in paths[:FILES_TRIED]:
+        try:
+            found = read(path)
+        except Exception as error:   # corrupt footer, truncated stream, I/O error
+            LOG.debug("field check: %s unreadable (%s), trying the next file", path,
+                      type(error).__name__)
+            continue
+        if found:
+            return path, found
+    return "", None
+
+
+def _jsonl_sample(path: str) -> Optional[tuple[int, dict[str, int]]]:
+    objects, seen = jsonl_fields(path)
+    return (objects, seen) if objects else None
+
+
 def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
                  text_field: str) -> None:
     """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.
 
-    Looks at the first Parquet file's schema and the first records of the first
-    JSONL file. `id_field` None means the default: `id` when present, else the
-    record's source, so it is not checked.
+    Looks at the schema of the first readable Parquet file and the first records of
+    the first JSONL file holding JSON objects (a few files are tried; when none can be
+    read there is nothing to check and the job dead-letters them). `id_field` None
+    means the default: `id` when present, else the record's source, so it is not checked.
     """
-    first: dict[str, str] = {}
+    by_format: dict[str, list[str]] = {}
     for metadata in files:
-        fmt = format_for_path(metadata.path, input_format)
-        first.setdefault(fmt, metadata.path)
+        by_format.setdefault(format_for_path(metadata.path, input_format), []).append(
+            metadata.path)
     wanted = [("--text-field", text_field)] + ([("--id-field", id_field)] if id_field else [])
-    if "parquet" in first:
-        path = first["parquet"]
-        columns = parquet_fields(path)
+    path, columns = _first_readable(by_format.get("parquet", []), parquet_fields)
+    if columns:
         for option, name in wanted:
             if name not in columns:
                 raise OptionsError(
@@ -96,13 +121,12 @@ def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
             raise OptionsError(
                 f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
                 f"columns: {_fields_text(columns)}.")
-    if "jsonl" in first:
-        path = first["jsonl"]
-        objects, seen = jsonl_fields(path)
-        if objects:
-            for option, name in wanted:
-                if name not in seen:
-                    raise OptionsError(
-                        f"{option} {name!r} is in none of the first {objects} records of "
-                        f"{path}; their fields: {_fields_text(seen)}. Pass {option} with one "
-                        f"of them.")
+    path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
+    if sample:
+        objects, seen = sample
+        for option, name in wanted:
+            if name not in seen:
+                raise OptionsError(
+                    f"{option} {name!r} is in none of the first {objects} records of "
+                    f"{path}; their fields: {_fields_text(seen)}. Pass {option} with one "
+                    f"of them.")

@@ -9,9 +9,7 @@ import pyarrow.parquet as pq
 
 from models.command_line import ArgumentParser, parse_or_report
 from pipeline import storage
-from pipeline.layout import (
-    SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
-)
+from pipeline.layout import SUMMARY_NAME, annotation_files_pattern, join
 from pipeline.show import IncompleteRun, riskiest
 
 REPORT_NAME = "report.html"
@@ -72,7 +70,7 @@ def build_report(output_dir: str, samples: int = 5) -> str:
     parts.append(
         f"<p>Records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{summary['dead_lettered']:,} dead-lettered. "
-        + (f"<span class='ok'>Every record is accounted for.</span>" if ok else
+        + ("<span class='ok'>Every record is accounted for.</span>" if ok else
            "<span class='bad'>The counts do not add up (or could not be checked).</span>")
         + f" Words: {summary.get('words', 0):,}; wall time {summary.get('wall_seconds', 0)} s."
           f" Model: {html.escape(str(summary.get('model', {}).get('name', '?')))}.</p>")
@@ -93,7 +91,7 @@ def build_report(output_dir: str, samples: int = 5) -> str:
         f"{audit.get('documents_flagged', 0):,} document(s) with findings.</p>"
         + _table(sorted(audit.get("findings_by_kind", {}).items(), key=lambda kv: -kv[1]),
                  ("kind", "findings")))
-    parts.append(f"<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
+    parts.append("<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
     for findings, row in riskiest(files, samples):
         parts.append(_sample(files, row["id"], findings, kept_text))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"

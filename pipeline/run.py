@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import signal
@@ -20,7 +21,7 @@ from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
 from pipeline import arguments, logs, preflight, storage
-from pipeline.layout import DEAD_LETTERS_DIR, SUMMARY_NAME, join
+from pipeline.layout import DEAD_LETTERS_DIR, join
 from pipeline.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
     pseudonym_key_source, resolve_redact_labels,
@@ -245,13 +246,14 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
+    LOG.debug("settings: %s", json.dumps(_summary_options(config), sort_keys=True))
     try:
         storage.check_output(config.output_dir, options.overwrite)
     except storage.OutputError as error:
         raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
-    LOG.info("model %s loads on %s", config.spec.name, probe.device)
+    LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
     staging = storage.new_staging_dir(config.output_dir)

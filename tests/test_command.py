@@ -31,6 +31,7 @@ def test_version_and_command_list():
     for command in ("run", "show", "report", "evaluate", "export", "train"):
         assert f"  {command}" in listing.stdout
     assert "apitools" not in listing.stderr
+    assert larvatus("help", "show").stdout.startswith("usage: larvatus show")
 
 
 COMMANDS = ["run", "show", "report", "evaluate", "export", "train"]
@@ -130,6 +131,33 @@ def test_too_many_dead_letters_fail_the_job_with_reasons(tmp_path, rigged_model_
     lenient = larvatus("run", "--input", source, "--output", tmp_path / "o2", "--model",
                        rigged_model_dir, "--device", "cpu", "--max-dead-letter-ratio", "0.8")
     assert lenient.returncode == 0 and "records: 4 in, 1 annotated" in lenient.stdout
+    assert "debug:" not in lenient.stderr and "larvatus run: progress:" in lenient.stderr
+
+
+def test_verbose_adds_debug_lines(tmp_path, rigged_model_dir):
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "Jane Doe"}) + "\n")
+    done = larvatus("run", "--input", source, "--output", tmp_path / "o", "--model",
+                    rigged_model_dir, "--device", "cpu", "-v")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "larvatus run: debug: settings: {" in done.stderr
+    assert "Jane" not in done.stderr                      # settings, never text
+
+
+def test_an_unreadable_first_file_does_not_stop_the_field_check(tmp_path):
+    import pyarrow as pa
+
+    from pipeline import preflight
+    from pipeline.options import OptionsError
+
+    (tmp_path / "a.parquet").write_bytes(b"not parquet")           # dead-lettered by the job
+    pq.write_table(pa.table({"id": ["x"], "body": ["y"]}), tmp_path / "b.parquet")
+    files = preflight.input_files(str(tmp_path / "*.parquet"))
+    with pytest.raises(OptionsError, match="its columns: body, id"):
+        preflight.check_fields(files, "auto", None, "text")
+    preflight.check_fields(files, "auto", None, "body")
+    only_bad = preflight.input_files(str(tmp_path / "a.parquet"))
+    preflight.check_fields(only_bad, "auto", None, "text")         # nothing to check: the job runs
 
 
 def test_dead_letter_failure_rules():

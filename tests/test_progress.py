@@ -16,10 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.progress import ProgressSettings, Snapshot
-from transforms.progress import (
-    BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, RECORDS, WORDS, CountingReader, ProgressFile,
-    read_totals,
-)
+from transforms.progress import DOCUMENTS, FIELDS, CountingReader, ProgressFile, read_totals
 
 ROOT = Path(__file__).resolve().parent.parent
 
