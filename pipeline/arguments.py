@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import NoReturn, Sequence
 
 from models.command_line import (  # noqa: F401  (the strict parser, shared with models' commands)
@@ -57,3 +59,17 @@ def check_job_arguments(argv: Sequence[str], larvatus_parser: argparse.ArgumentP
     _, extras = beam.parse_known_args(rest)
     if extras:
         raise UsageError(unrecognized(extras, larvatus_known + option_strings(beam)))
+
+
+INTERRUPTED = 130
+
+
+def exit_with(status: int) -> NoReturn:
+    """Ends a console script with `status`. After Ctrl-C (130) Beam's worker threads may
+    still be unwinding and re-raise the interrupt at shutdown; the run's temporary files
+    are gone already, so the process leaves at once."""
+    if status == INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

@@ -6,7 +6,7 @@ import sys
 from importlib import metadata
 from typing import Optional, Sequence
 
-from pipeline.arguments import closest, report_usage_error
+from pipeline.arguments import closest, exit_with, report_usage_error
 
 PROG = "larvatus"
 # command -> (module whose main(argv, prog) runs it, one line for the command list)
@@ -83,14 +83,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def console_main() -> None:
     """The `larvatus` console script."""
-    status = main()
-    if status == 130:   # see pipeline.run.console_main
-        sys.stdout.flush()
-        sys.stderr.flush()
-        import os
-
-        os._exit(status)
-    sys.exit(status)
+    exit_with(main())
 
 
 if __name__ == "__main__":

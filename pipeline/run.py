@@ -181,22 +181,20 @@ def _check_utf8(argv: Sequence[str]) -> None:
             ) from None
 
 
-class _InterruptFlag:
-    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+class _SigintHandler:
+    """Installs `_on_sigint` for Ctrl-C inside a `with` block (main thread only), then
+    restores the previous handler; `seen` says whether one came."""
 
     def __init__(self):
         self.seen = False
         self._previous = None
 
-    def _handle(self, signum, frame):
+    def _on_sigint(self, signum, frame):
         self.seen = True
-        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
-        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
-        raise KeyboardInterrupt
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
         return self
 
     def __exit__(self, *exc):
@@ -205,25 +203,22 @@ class _InterruptFlag:
         return False
 
 
-class _HeldInterrupt:
+class _InterruptFlag(_SigintHandler):
+    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+
+    def _on_sigint(self, signum, frame):
+        self.seen = True
+        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+
+class _HeldInterrupt(_SigintHandler):
     """Holds a Ctrl-C back while a finished run's files are moved into place (a moment),
     so that an interrupt never leaves the old run half deleted and the new one half moved."""
 
-    def __init__(self):
-        self.seen = False
-        self._previous = None
-
-    def _hold(self, signum, frame):
-        self.seen = True
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._hold)
-        return self
-
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        super().__exit__(*exc)
         if self.seen:
             LOG.warning("Ctrl-C came while the output was moved into place; it was held "
                         "back until the move was done")
@@ -383,15 +378,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
 
 
 def console_main() -> None:
-    """The `larvatus` console script and `python -m pipeline.run`: main(), then exit."""
-    status = main()
-    if status == 130:
-        # After Ctrl-C Beam's worker threads may still be unwinding (and re-raising the
-        # interrupt at shutdown); the staging folder is gone already, so leave now.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(status)
+    """`python -m pipeline.run`: main(), then exit (pipeline.arguments.exit_with)."""
+    arguments.exit_with(main())
 
 
 if __name__ == "__main__":

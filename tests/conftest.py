@@ -33,3 +33,15 @@ def rigged_fp32_model_dir(rigged_model_dir, tmp_path_factory):
     (target / "larvatus_model.json").write_text(json.dumps(config, indent=2))
     (target / "model.int8.onnx").unlink()
     return target
+
+
+@pytest.fixture
+def remote(tmp_path, monkeypatch):
+    """A fake remote store (fakefs://) with nothing of the launcher's working directory in it."""
+    from tests.fake_fs import FakeRemoteFileSystem
+
+    store = tmp_path / "store"
+    store.mkdir()
+    monkeypatch.setattr(FakeRemoteFileSystem, "root", str(store))
+    monkeypatch.setattr(FakeRemoteFileSystem, "opened", [])
+    return store

@@ -27,16 +27,6 @@ def worker(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
-@pytest.fixture
-def remote(tmp_path, monkeypatch):
-    """A fake remote store (fakefs://) with nothing of the launcher's working directory in it."""
-    store = tmp_path / "store"
-    store.mkdir()
-    monkeypatch.setattr(FakeRemoteFileSystem, "root", str(store))
-    monkeypatch.setattr(FakeRemoteFileSystem, "opened", [])
-    return store
-
-
 def as_worker_sees_it(spec):
     """The spec as a fresh worker process unpickles it from the job graph (nothing resolved yet)."""
     model_dir._RESOLVED.clear()

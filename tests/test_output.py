@@ -19,7 +19,7 @@ from pipeline import show as show_module
 from pipeline.options import OptionsError
 from pipeline.run import main, run
 from pipeline.summary import summarize
-from tests.fake_fs import PREFIX, FakeRemoteFileSystem
+from tests.fake_fs import PREFIX
 from transforms.read import hashed_name, input_base, source_name
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -341,15 +341,6 @@ def test_hashed_text_ids_are_keyed_under_the_pseudonym_key(tmp_path, rigged_mode
 
 
 # --- remote output ---------------------------------------------------------------------
-
-@pytest.fixture
-def remote(tmp_path, monkeypatch):
-    store = tmp_path / "store"
-    store.mkdir()
-    monkeypatch.setattr(FakeRemoteFileSystem, "root", str(store))
-    monkeypatch.setattr(FakeRemoteFileSystem, "opened", [])
-    return store
-
 
 def test_remote_output_goes_through_beam_filesystems(tmp_path, rigged_model_dir, remote,
                                                      monkeypatch):

@@ -168,10 +168,10 @@ class ReadRecords(beam.DoFn):
         timer = _Timer("read")
         emitted = 0
         count("records_in", 0)   # present even for an empty file: zero is a checked count
+        read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
         try:
             # Raw bytes: read_records decompresses itself, with bounded memory and
             # an error for a truncated stream (Beam's CompressedFile has neither).
-            read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
             with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as opened:
                 handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
@@ -199,7 +199,7 @@ class ReadRecords(beam.DoFn):
             yield dead_letter(DeadLetter(
                 f"{source}:after-record-{emitted}", Reason.UNREADABLE_FILE,
                 f"{read_lib.describe_read_error(error)} after {emitted} records"))
-        _ReadBytes(self._progress_dir, readable_file.metadata).finish_file()
+        read_bytes.finish_file()
 
     def finish_bundle(self):
         flush_progress(self._progress_dir)
@@ -209,13 +209,11 @@ class _ReadBytes:
     """Reports how far into a file the reader is, for the progress ETA (in the file's own,
     raw bytes, compressed or not): counted as read, the rest when the file is done."""
 
-    _done: dict = {}   # path -> bytes already reported (per process)
-
     def __init__(self, progress_dir: Optional[str], metadata):
         self._progress = progress_lib.progress_file(progress_dir)
-        self._path = metadata.path
         self._size = metadata.size_in_bytes or 0
         self._counting: Optional[progress_lib.CountingReader] = None
+        self._reported = 0
 
     def wrap(self, handle):
         if self._progress is None:
@@ -233,13 +231,11 @@ class _ReadBytes:
     def finish_file(self) -> None:
         if self._progress is not None:
             self._add(self._size)
-            _ReadBytes._done.pop(self._path, None)
 
     def _add(self, done: int) -> None:
-        reported = _ReadBytes._done.get(self._path, 0)
-        if done > reported:
-            self._progress.add(bytes_read=done - reported)
-            _ReadBytes._done[self._path] = done
+        if done > self._reported:
+            self._progress.add(bytes_read=done - self._reported)
+            self._reported = done
 
 
 def flush_progress(progress_dir: Optional[str]) -> None:
