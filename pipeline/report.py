@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 
 from models.command_line import ArgumentParser, parse_or_report
 from pipeline import storage
-from pipeline.layout import SUMMARY_NAME, annotation_files_pattern, join
-from pipeline.show import IncompleteRun, riskiest
+from pipeline.layout import annotation_files_pattern, join
+from pipeline.show import IncompleteRun, check_failures, finished_summary, riskiest
 
 REPORT_NAME = "report.html"
 SAMPLE_CHARS = 3000   # of each sample document's redacted text
@@ -57,21 +57,19 @@ def _render(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
 
 def build_report(output_dir: str, samples: int = 5) -> str:
     """The report's HTML; raises IncompleteRun for a folder without a finished run."""
-    summary = storage.read_json(join(output_dir, SUMMARY_NAME))
-    if summary is None:
-        raise IncompleteRun(f"{output_dir}: incomplete run: no {SUMMARY_NAME}")
+    summary = finished_summary(output_dir)
     files = storage.list_files(annotation_files_pattern(output_dir))
     kept_text = bool(summary.get("options", {}).get("keep_text"))
     parts = [f"<h1>Larvatus report</h1><p class='meta'>{html.escape(output_dir)}</p>"]
     if kept_text:
         parts.append("<p class='banner'>WARNING: this run kept the original text "
                      "(--keep-text). This page shows it: it is NOT shareable.</p>")
-    ok = summary.get("counts_add_up")
+    failures = check_failures(summary)
     parts.append(
         f"<p>Records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{summary['dead_lettered']:,} dead-lettered. "
-        + ("<span class='ok'>Every record is accounted for.</span>" if ok else
-           "<span class='bad'>The counts do not add up (or could not be checked).</span>")
+        + ("<span class='ok'>Every record is accounted for.</span>" if not failures else
+           " ".join(f"<span class='bad'>FAILED: {html.escape(f)}.</span>" for f in failures))
         + f" Words: {summary.get('words', 0):,}; wall time {summary.get('wall_seconds', 0)} s."
           f" Model: {html.escape(str(summary.get('model', {}).get('name', '?')))}.</p>")
     redacted = set(summary.get("options", {}).get("redact_labels", []))

@@ -49,15 +49,13 @@ class IncompleteRun(Exception):
     """The folder holds no finished run (no readable _SUMMARY.json)."""
 
 
-def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> str:
-    """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
+def finished_summary(output_dir: str) -> dict:
+    """A finished run's _SUMMARY.json; IncompleteRun (saying which case) otherwise."""
     try:
         summary = storage.read_json(join(output_dir, SUMMARY_NAME))
     except storage.UnreadableJson as error:
         raise IncompleteRun(f"{output_dir}: incomplete run: {error}. Run the job again "
                             f"with --overwrite.") from None
-    files = storage.list_files(annotation_files_pattern(output_dir))
-    dead = storage.list_files(dead_letter_files_pattern(output_dir))
     if summary is None:
         leftovers, _ = storage.previous_output(output_dir)
         if not leftovers:
@@ -67,6 +65,24 @@ def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> st
             f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
             f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
             f"job again with --overwrite.")
+    return summary
+
+
+def check_failures(summary: dict) -> list[str]:
+    """What the run's checks found wrong (too many dead letters, counts unconfirmed), if anything."""
+    failures = list((summary.get("checks") or {}).get("failures") or [])
+    if not failures and not summary.get("counts_add_up", False):
+        failures.append("the counts were not confirmed to add up"
+                        + ("" if summary.get("metrics_available", True)
+                           else " (the runner returned no metrics)"))
+    return failures
+
+
+def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> str:
+    """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
+    summary = finished_summary(output_dir)
+    files = storage.list_files(annotation_files_pattern(output_dir))
+    dead = storage.list_files(dead_letter_files_pattern(output_dir))
     lines = [
         f"output: {storage.absolute(output_dir)}",
         f"  annotations: {len(files)} Parquet file(s); dead letters: {len(dead)} file(s); "

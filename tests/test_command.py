@@ -128,6 +128,12 @@ def test_too_many_dead_letters_fail_the_job_with_reasons(tmp_path, rigged_model_
     assert "invalid_json 3" in done.stderr
     assert done.stdout == ""            # -q: no closing lines
     assert (tmp_path / "o" / "_SUMMARY.json").exists()
+    page = build_report(str(tmp_path / "o"))    # the report says the run failed its checks
+    assert "FAILED: 3 of 4 records (75%) were dead-lettered" in page
+    assert "Every record is accounted for" not in page
+    (tmp_path / "o" / "_SUMMARY.json").write_text('{"records_in": 4, "rec')   # cut short
+    cut = larvatus("report", tmp_path / "o")
+    assert cut.returncode == 1 and "incomplete run" in cut.stderr and "Traceback" not in cut.stderr
     lenient = larvatus("run", "--input", source, "--output", tmp_path / "o2", "--model",
                        rigged_model_dir, "--device", "cpu", "--max-dead-letter-ratio", "0.8")
     assert lenient.returncode == 0 and "records: 4 in, 1 annotated" in lenient.stdout
