@@ -72,6 +72,7 @@ if __package__ in (None, ""):  # `python bench/peers.py`: import bench.* from th
 from bench import report as rep  # noqa: E402
 from bench.corpus import CACHE, CONLL_VALID, REPO, CorpusSpec, read_jsonl  # noqa: E402
 from bench.runners import run_child  # noqa: E402
+from bench.spacy_conll import CONLL_TRAIN  # noqa: E402
 
 SYSTEMS = ("larvatus", "hf", "spacy", "presidio")
 CORPORA = ("conll", "news")
@@ -379,8 +380,8 @@ def measure_larvatus_peer(model_dir: str, docs: str, out: str, log: str,
 
 
 def prepare_peers(model_dir: str, corpora: Sequence[str], docs: Optional[int],
-                  seed: int, conll_file: str) -> dict:
-    """Writes the corpora (bench/.cache/) and counts them as Larvatus does."""
+                  seed: int, conll_file: str, cache: str = str(CACHE)) -> dict:
+    """Writes the corpora (into `cache`, bench/.cache/ by default) and counts them as Larvatus does."""
     from bench.corpus import corpus_counts, write_corpus
     from models.model_dir import load_model_spec
     from transforms.encode import default_overlap
@@ -390,7 +391,7 @@ def prepare_peers(model_dir: str, corpora: Sequence[str], docs: Optional[int],
     written = {}
     for kind in corpora:
         spec = CorpusSpec(kind, docs, None, seed, conll_file)
-        corpus = write_corpus(spec, CACHE)
+        corpus = write_corpus(spec, Path(cache))
         written[kind] = {**corpus, **corpus_counts(Path(model_dir), Path(corpus["path"]), overlap)}
     return {"corpora": written, "window": window, "overlap": overlap}
 
@@ -428,10 +429,11 @@ def legs(args: argparse.Namespace, prepared: dict, spacy_model: Optional[str],
     """(name, call, params) of every measurement on one corpus."""
     corpus = prepared["corpora"][kind]
     docs = corpus["path"]
+    cache = Path(args.cache)
     planned = []
 
     def predictions(name: str) -> str:
-        return str(CACHE / f"peers-pred-{kind}-{name}.json")
+        return str(cache / f"peers-pred-{kind}-{name}.json")
 
     if "larvatus" in args.systems:
         for model_dir in args.model:
@@ -440,8 +442,8 @@ def legs(args: argparse.Namespace, prepared: dict, spacy_model: Optional[str],
                 extra = [] if threshold == "default" else ["--redact-threshold", threshold]
                 planned.append((name, "bench.peers:measure_larvatus_peer", {
                     "model_dir": str(Path(model_dir).resolve()), "docs": docs,
-                    "out": str(CACHE / f"peers-out-{kind}-{name}"),
-                    "log": str(CACHE / f"log-peers-pipeline-{kind}-{name}.txt"),
+                    "out": str(cache / f"peers-out-{kind}-{name}"),
+                    "log": str(cache / f"log-peers-pipeline-{kind}-{name}.txt"),
                     "predictions": predictions(name), "extra": extra}))
     if "hf" in args.systems and args.hf_checkpoint:
         planned.append(("hf-pipeline", "bench.peers:measure_hf_peer", {
@@ -486,7 +488,8 @@ def benchmark(args: argparse.Namespace, prepared: dict, spacy_model: Optional[st
         for repeat in range(args.repeats):
             for name, call, params in planned:
                 result = run_child(call, params, tag=f"peers-{kind}-{name}",
-                                   idle_wait=args.idle_wait, timeout=args.timeout)
+                                   idle_wait=args.idle_wait, timeout=args.timeout,
+                                   cache=Path(args.cache))
                 runs[name].append(result)
                 found = read_predictions(params["predictions"])
                 if name in first_predictions:
@@ -680,6 +683,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--spacy-train-steps", type=int, default=None,
                         help="Also stop its training after this many updates.")
     parser.add_argument("--spacy-train-threads", type=int, default=2)
+    parser.add_argument("--spacy-train-file", default=str(CONLL_TRAIN),
+                        help="CoNLL file the spaCy substitute is trained on (default the "
+                             "shared train.txt).")
     parser.add_argument("--spacy-seed", type=int, default=0)
     parser.add_argument("--spacy-retrain", action="store_true",
                         help="Train again even if a cached model exists.")
@@ -694,6 +700,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                              "processes to go quiet (default 120; 0 disables).")
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="Seconds one measurement may take (default 3600).")
+    parser.add_argument("--cache", default=str(CACHE),
+                        help="Directory for corpora, outputs, predictions and logs (default "
+                             "bench/.cache/; the spaCy substitute is cached there too).")
     parser.add_argument("--json", default=None, help="Write every figure to this file.")
     args = parser.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -735,11 +744,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     spacy_model, spacy_record = args.spacy_model, None
     if spacy_model is None and {"spacy", "presidio"} & set(args.systems):
         print(f"spaCy substitute: seed {args.spacy_seed}, {args.spacy_train_minutes:g} min cap "
-              f"(cached under bench/.cache/spacy-conll/) ...", flush=True)
+              f"(cached under {Path(args.cache) / 'spacy-conll'}) ...", flush=True)
         spacy_record = run_child("bench.spacy_conll:train_cached", {
             "minutes": args.spacy_train_minutes, "seed": args.spacy_seed,
             "threads": args.spacy_train_threads, "max_steps": args.spacy_train_steps,
-            "retrain": args.spacy_retrain}, tag="peers-spacy-train", idle_wait=args.idle_wait)
+            "retrain": args.spacy_retrain, "root": str(Path(args.cache) / "spacy-conll"),
+            "train_path": args.spacy_train_file, "valid_path": args.conll_file},
+            tag="peers-spacy-train", idle_wait=args.idle_wait, cache=Path(args.cache))
         spacy_model = spacy_record["model"]
         scores = spacy_record["valid_spacy_scorer"]
         print(f"  {'reused' if spacy_record['reused'] else 'trained'} {spacy_model}: "
@@ -747,11 +758,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"completed in {spacy_record['train_seconds']:.0f} s; spaCy scorer on "
               f"valid: P {scores['ents_p']:.4f} R {scores['ents_r']:.4f} F {scores['ents_f']:.4f}")
         output["spacy_training"] = {k: v for k, v in spacy_record.items()}
-    print(f"Preparing corpora {', '.join(args.corpus)} (bench/.cache/) ...", flush=True)
+    print(f"Preparing corpora {', '.join(args.corpus)} ({args.cache}) ...", flush=True)
     prepared = run_child("bench.peers:prepare_peers", {
         "model_dir": str(Path(args.model[0]).resolve()), "corpora": args.corpus,
-        "docs": args.docs, "seed": args.seed, "conll_file": args.conll_file},
-        tag="peers-prepare")
+        "docs": args.docs, "seed": args.seed, "conll_file": args.conll_file,
+        "cache": args.cache}, tag="peers-prepare", cache=Path(args.cache))
     output["prepared"] = prepared
     output["measured"] = measured = benchmark(args, prepared, spacy_model)
     output["report"] = report(args, prepared, measured, spacy_record)

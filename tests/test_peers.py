@@ -1,12 +1,22 @@
-"""bench/peers.py and bench/spacy_conll.py: label mapping, F1, casing ids, CoNLL -> spaCy Docs.
+"""bench/peers.py and bench/spacy_conll.py: label mapping, F1, casing ids, CoNLL -> spaCy Docs, the driver.
 
-Fast: no training, no model, no subprocess.
+The unit tests need no model; the slow ones train a spaCy NER for a few steps and run
+the whole driver on two CoNLL documents with the tiny rigged BERT (tests/tiny_model.py).
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
+import spacy
+from spacy.training import Example
 
 from bench import peers
+from bench.corpus import REPO
+from bench.runners import run_child
+from bench.spacy_conll import cache_dir, reference_doc
 from models.conll import read_documents
 
 CONLL = """-DOCSTART- O
@@ -140,9 +150,6 @@ def test_casing_type_ids_follow_each_pieces_word():
 # --------------------------------------------------------------------------- CoNLL -> spaCy
 
 def test_conll_documents_become_spacy_docs_with_gold_entities(golds):
-    spacy = pytest.importorskip("spacy")
-    from bench.spacy_conll import reference_doc
-
     vocab = spacy.blank("en").vocab
     doc = reference_doc(vocab, golds[0])
     assert doc.text == golds[0].text == "EU rejects German call .\nPeter Blackburn in New York"
@@ -157,11 +164,6 @@ def test_conll_documents_become_spacy_docs_with_gold_entities(golds):
 
 
 def test_spacy_tokenizer_aligns_with_the_gold_words(golds):
-    spacy = pytest.importorskip("spacy")
-    from spacy.training import Example
-
-    from bench.spacy_conll import reference_doc
-
     nlp = spacy.blank("en")
     for gold in golds:
         example = Example(nlp.make_doc(gold.text), reference_doc(nlp.vocab, gold))
@@ -171,8 +173,6 @@ def test_spacy_tokenizer_aligns_with_the_gold_words(golds):
 
 
 def test_cache_directory_names_the_settings(tmp_path):
-    from bench.spacy_conll import cache_dir
-
     assert cache_dir(0, 10, root=tmp_path).name == "seed0-10min"
     assert cache_dir(3, 1.5, 200, root=tmp_path).name == "seed3-1.5min-steps200"
 
@@ -205,3 +205,127 @@ def test_larvatus_rows_by_threshold():
     extras = [params["extra"] for name, _, params in planned if name.startswith("larvatus")]
     assert extras == [[], ["--redact-threshold", "1"]]
     assert {peers.system_of(n) for n in names} == set(peers.SYSTEMS)
+
+
+def test_text_between_tokens_that_is_not_whitespace_is_refused(golds):
+    from dataclasses import replace
+
+    broken = replace(golds[1], text="U.S.x( Reuters )")
+    with pytest.raises(ValueError, match="not whitespace"):
+        reference_doc(spacy.blank("en").vocab, broken)
+
+
+def test_torch_is_blocked_for_spacy_in_a_fresh_process():
+    code = ("from bench.peers import block_torch; assert block_torch(); import spacy, thinc.api; "
+            "import sys; assert sys.modules['torch'] is None; "
+            "nlp = spacy.blank('en'); print(len(nlp('a b')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+
+
+# --------------------------------------------------------------------------- end to end, tiny
+
+@pytest.fixture(scope="module")
+def mini_conll(tmp_path_factory):
+    path = tmp_path_factory.mktemp("conll") / "mini.txt"
+    path.write_text(CONLL, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_spacy(mini_conll, tmp_path_factory):
+    """spaCy's small NER architecture trained 3 steps on the two mini documents."""
+    root = tmp_path_factory.mktemp("spacy")
+    return run_child("bench.spacy_conll:train_cached", {
+        "minutes": 1, "max_steps": 3, "root": str(root / "spacy-conll"),
+        "train_path": str(mini_conll), "valid_path": str(mini_conll)}, cache=root)
+
+
+@pytest.mark.slow  # spaCy's init and 3 updates in a subprocess: about 10 CPU-s
+def test_spacy_substitute_trains_and_is_cached(tiny_spacy, mini_conll, tmp_path_factory):
+    assert tiny_spacy["steps"] == 3 and not tiny_spacy["reused"]
+    assert sorted(tiny_spacy["labels"]) == ["LOC", "MISC", "ORG", "PER"]
+    assert tiny_spacy["train_documents"] == tiny_spacy["valid_documents"] == 2
+    nlp = spacy.load(tiny_spacy["model"])
+    assert nlp.pipe_names == ["tok2vec", "ner"]
+    assert "python -m bench.spacy_conll --minutes 1 --seed 0" in tiny_spacy["command"]
+    from pathlib import Path
+
+    from bench.spacy_conll import train_cached
+
+    again = train_cached(1, 0, max_steps=3, root=str(Path(tiny_spacy["model"]).parents[1]),
+                         train_path=str(mini_conll), valid_path=str(mini_conll))
+    assert again["reused"] and again["model"] == tiny_spacy["model"]
+
+
+@pytest.mark.slow  # the tiny BERT in PyTorch, in this process: a few seconds
+def test_hf_row_gets_casing_type_ids(rigged_model_dir, tmp_path):
+    """The rigged model tags by casing type id: plain pipeline() (zeros) finds nothing."""
+    checkpoint = rigged_model_dir.parent / "rigged-checkpoint"
+    docs = tmp_path / "docs.jsonl"
+    text = "EU rejects German call .\nPeter Blackburn in New York"
+    docs.write_text(json.dumps({"id": "d", "text": text}) + "\n", encoding="utf-8")
+    found = {}
+    for type_ids in ("casing", "zeros"):
+        out = tmp_path / f"{type_ids}.json"
+        result = peers.measure_hf_peer(str(checkpoint), str(docs), window=64, overlap=16,
+                                       type_ids=type_ids if type_ids == "zeros" else "auto",
+                                       predictions=str(out))
+        assert result["type_ids"] == type_ids and result["model_type_ids"] == "casing"
+        found[type_ids] = json.loads(out.read_text())["d"]
+    assert [(text[a:b], label) for a, b, label in found["casing"]] == [
+        ("EU", "ORG"), ("German", "PER"), ("Peter Blackburn", "PER"), ("New York", "PER")]
+    assert found["zeros"] == []
+
+
+@pytest.mark.slow  # five subprocesses (Larvatus's job, HF, spaCy, Presidio, prepare): ~1-2 min
+def test_driver_scores_every_system_on_the_same_documents(
+        rigged_fp32_model_dir, rigged_model_dir, tiny_spacy, mini_conll, tmp_path, capsys):
+    checkpoint = rigged_model_dir.parent / "rigged-checkpoint"
+    cache = tmp_path / "cache"
+    figures = tmp_path / "peers.json"
+    code = peers.main([
+        "--corpus", "conll", "--conll-file", str(mini_conll), "--model",
+        str(rigged_fp32_model_dir), "--larvatus-thresholds", "1",
+        "--hf-checkpoint", str(checkpoint), "--spacy-model", tiny_spacy["model"],
+        "--repeats", "1", "--idle-wait", "0", "--cache", str(cache), "--json", str(figures)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    output = json.loads(figures.read_text())
+    conll = output["report"]["conll"]
+    leg = f"larvatus-{rigged_fp32_model_dir.name}-t1"
+    assert set(conll["figures"]) == {leg, "hf-pipeline", "spacy-small", "presidio-analyzer"}
+    for name, fig in conll["figures"].items():
+        assert fig["words_per_s"] > 0 and fig["peak_rss_mib"] > 0, name
+        assert set(conll["scores"][name]) >= {"PER", "LOC", "ORG", "MISC", "micro", "PER/LOC/ORG"}
+    assert output["prepared"]["corpora"]["conll"]["documents"] == 2
+    assert output["prepared"]["corpora"]["conll"]["words"] == 14
+
+    def predicted(name):
+        return json.loads((cache / f"peers-pred-conll-{name}.json").read_text())
+
+    # Same weights, same casing ids: Larvatus and the HF pipeline agree where their words
+    # agree (the first document; "U.S." is one word to Larvatus, four to BERT's splitter).
+    larvatus, hf = predicted(leg), predicted("hf-pipeline")
+    assert [e[:3] for e in larvatus["mini-0"]] == hf["mini-0"] == [
+        [0, 2, "ORG"], [11, 17, "PER"], [25, 40, "PER"], [44, 52, "PER"]]
+    # Rigged scores, worked by hand: gold ORG EU, MISC German, PER Peter Blackburn,
+    # LOC New York, LOC U.S., ORG Reuters. Larvatus: PER German, Peter Blackburn, New York,
+    # Reuters (1 of 4 right); ORG EU (right) and U.S. (all caps; wrong); no LOC, no MISC.
+    scores = conll["scores"][leg]
+    assert (scores["PER"]["precision"], scores["PER"]["recall"]) == (0.25, 1.0)
+    assert (scores["ORG"]["precision"], scores["ORG"]["recall"]) == (0.5, 0.5)
+    assert (scores["LOC"]["support"], scores["LOC"]["predicted"]) == (2, 0)
+    assert scores["micro"]["f1"] == round(2 / 6, 4)
+    # Presidio runs the same spaCy model: its PER/LOC/ORG findings are spaCy's.
+    spacy_found, presidio = predicted("spacy-small"), predicted("presidio-analyzer")
+    for doc in ("mini-0", "mini-1"):
+        mapped = [[a, b, peers.map_label(label, "spacy")] for a, b, label in spacy_found[doc]]
+        three = [e for e in mapped if e[2] in peers.REDACTED]
+        assert sorted(three) == sorted(
+            [a, b, peers.map_label(label, "presidio")] for a, b, label, _ in presidio[doc]
+            if peers.map_label(label, "presidio"))
+    assert conll["scores"]["presidio-analyzer"]["MISC"]["predicted"] == 0
+    assert "micro F1" in printed and "Per label on CoNLL validation" in printed
