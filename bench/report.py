@@ -199,7 +199,8 @@ def detail_lines(name: str, run: dict, words: int, pieces: int) -> list[str]:
     if name.startswith("ort-"):
         return [f"  {name}: model calls {run['session_run_seconds']:.2f} s of the loop; "
                 f"{run['batches']:,} batches, {run['padded_tokens']:,} padded tokens (budget "
-                f"{run['batch_tokens']:,}); segment+encode {run['segment_encode_seconds']:.2f} s "
+                f"{run['batch_tokens']:,}, windows per call "
+                f"{run.get('windows_per_call') or 'unbounded'}); segment+encode {run['segment_encode_seconds']:.2f} s "
                 f"not timed; {run['onnx_file']}{' (IO binding)' if run.get('io_binding') else ''}"]
     counters = run.get("beam_counters", {})
     entities = sum(v for k, v in counters.items()
