@@ -273,3 +273,22 @@ def test_report_cli_reads_a_figures_file(tmp_path, capsys):
     assert report.main(["--json", str(path), "--ceiling", "44e6"]) == 0
     out = capsys.readouterr().out
     assert "window_tokens_per_s" in out and "4,400,000" in out and "10.00% of it" in out
+
+
+def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
+    from bench import parallel
+
+    configs = parallel.configs_for(2)
+    assert list(configs) == ["1 process x 2 threads", "2 processes x 1 thread",
+                             "2 processes x 1 thread, --large-model"]
+    assert configs["1 process x 2 threads"] == ["--intra-op-threads", "2"]
+    multi = configs["2 processes x 1 thread"]
+    assert multi == ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.run import processes_per_machine
+
+    # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
+    assert processes_per_machine(PipelineOptions(multi)) == 2
+    assert processes_per_machine(PipelineOptions(configs["1 process x 2 threads"])) == 1
+    assert list(parallel.configs_for(4))[1] == "4 processes x 1 thread"
