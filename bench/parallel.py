@@ -120,8 +120,10 @@ def make_corpus(path: Path, copies: int) -> int:
 def rows(output: Path) -> dict:
     import pyarrow.parquet as pq
 
+    from pipeline.layout import annotation_files_pattern
+
     out = {}
-    for name in glob.glob(str(output / "annotations-*.parquet")):
+    for name in glob.glob(annotation_files_pattern(str(output))):
         for row in pq.read_table(name).to_pylist():
             # scores are left out: a row differs only if its text or its spans do
             entities = tuple((e["start"], e["end"], e["label"]) for e in row["entities"])
@@ -137,7 +139,9 @@ def run_once(corpus: Path, output: Path, model: str, extra: list[str]) -> dict:
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    summary = json.loads((output / "_SUMMARY.json").read_text())
+    from pipeline.layout import SUMMARY_NAME
+
+    summary = json.loads((output / SUMMARY_NAME).read_text())
     return {"wall": wall, "workers": summary["beam_counters"].get("worker_processes", 0),
             "records_out": summary["records_out"], "words": summary.get("words", 0)}
 

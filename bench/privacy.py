@@ -7,7 +7,7 @@ on; `--split dev` for tuning), it runs
 
 1. **Larvatus** - `python -m pipeline.run --input DOCS.jsonl --output DIR --overwrite
    LARVATUS_ARGS` in a subprocess (`--larvatus-args`, default `--redact-labels all`), then
-   reads `DIR/annotations-*.parquet` (or `DIR/annotations/**/*.parquet`). The spans it
+   reads `DIR/annotations/annotations-*.parquet`. The spans it
    redacted are the entities marked `redacted` when the output has that field, else the
    entities whose label is in the `--redact-labels` set passed (every label for `all`;
    PER,LOC,ORG when the option is absent). Its `redacted_text` is used for the leak check.
@@ -57,6 +57,7 @@ if __package__ in (None, ""):  # `python bench/privacy.py`: import bench.* from 
 
 from bench.privacy_corpus import (  # noqa: E402
     CASINGS, DEFAULT_DOCS, KINDS, SPLIT_SEEDS, SPLITS, Document, Prediction, make_split, score)
+from pipeline.layout import SUMMARY_NAME, annotation_files_pattern  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "bench" / ".cache"
@@ -101,10 +102,8 @@ def redact_label_set(larvatus_args: Sequence[str]) -> Optional[frozenset[str]]:
 
 
 def annotation_files(out_dir: Path) -> list[str]:
-    """Annotation shards: `annotations-*.parquet` or anything under `annotations*/`."""
-    found = set(glob.glob(str(out_dir / "annotations-*.parquet")))
-    found |= set(glob.glob(str(out_dir / "annotations*" / "**" / "*.parquet"), recursive=True))
-    return sorted(found)
+    """The run's annotation shards (pipeline/layout.py names them)."""
+    return sorted(glob.glob(annotation_files_pattern(str(out_dir))))
 
 
 def read_annotations(out_dir: Path) -> list[dict]:
@@ -229,7 +228,7 @@ def run_larvatus(documents: Sequence[Document], args: argparse.Namespace, workdi
             labels = redact_label_set(larvatus_args)
             rows = read_annotations(out_dir)
             predictions, diagnostics = larvatus_predictions(documents, rows, labels)
-            summary_path = out_dir / "_SUMMARY.json"
+            summary_path = out_dir / SUMMARY_NAME
             summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
             return {"ok": True, "args": larvatus_args, "fallback": number > 0, "attempts": tried,
                     "redact_labels": "all" if labels is None else sorted(labels),

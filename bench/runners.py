@@ -43,9 +43,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from bench.corpus import CACHE, REPO, read_jsonl
+from pipeline.layout import SUMMARY_NAME, annotation_files_pattern, join
 
-SUMMARY_NAME = "_SUMMARY.json"  # read from the file: pipeline.run's summary code is moving
-PARQUET_GLOBS = ("annotations-*.parquet", "annotations/*.parquet")
 
 
 # --------------------------------------------------------------------------- machine load
@@ -299,19 +298,16 @@ def larvatus_command(model_dir: str, docs: str, out: str, device: str = "cpu",
 
 
 def read_summary(out: str) -> dict:
-    """The job's _SUMMARY.json (at the output's top, else anywhere under it)."""
-    path = Path(out) / SUMMARY_NAME
+    """The job's _SUMMARY.json (pipeline/layout.py names it)."""
+    path = Path(join(str(out), SUMMARY_NAME))
     if not path.is_file():
-        found = sorted(glob.glob(os.path.join(out, "**", SUMMARY_NAME), recursive=True))
-        if not found:
-            raise SystemExit(f"no {SUMMARY_NAME} under {out}")
-        path = Path(found[0])
+        raise SystemExit(f"no {SUMMARY_NAME} in {out}: the run did not finish")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def annotation_files(out: str) -> list[str]:
-    """The Parquet annotations in either layout (OUT/annotations-*, OUT/annotations/*)."""
-    return sorted({f for pattern in PARQUET_GLOBS for f in glob.glob(os.path.join(out, pattern))})
+    """The job's Parquet annotations (OUT/annotations/annotations-*.parquet)."""
+    return sorted(glob.glob(annotation_files_pattern(str(out))))
 
 
 def measure_larvatus(model_dir: str, docs: str, out: str, log: str, device: str = "cpu",

@@ -1,7 +1,6 @@
 """Score a model directory on CoNLL data through the pipeline's own encode and realign code."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -11,6 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from models import metrics
+from models.command_line import ArgumentParser, existing_file, parse_or_report
 from models.batching import flatten_windows, split_per_document
 from models.conll import GoldDocument, read_documents
 from transforms.labels import LabelScheme
@@ -194,10 +194,18 @@ def evaluate_model_dir(model_dir: str, golds: Sequence[GoldDocument], segmentati
     return [metrics.document_counts(g.spans, p) for g, p in zip(golds, predictions)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.evaluate", description=__doc__)
+EXAMPLES = """examples:
+  larvatus evaluate --model models/default --data ../shared/data/conll2003/valid.txt
+  larvatus evaluate --model models/my-ner --data valid.txt --text-level   # as the job reads text
+  larvatus evaluate --model models/my-ner --data valid.txt --compare models/default
+  larvatus evaluate --model models/default --data valid.txt --redaction-curve"""
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "larvatus evaluate") -> int:
+    parser = ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES)
     parser.add_argument("--model", required=True, help="Model directory.")
-    parser.add_argument("--data", required=True, help="CoNLL-format file (BIO tags).")
+    parser.add_argument("--data", required=True, type=existing_file,
+                        help="CoNLL-format file (BIO tags).")
     parser.add_argument("--compare", default=None,
                         help="A second model directory: prints the paired bootstrap p-value "
                              "of the F1 difference.")
@@ -216,7 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--casings", default=",".join(CASINGS),
                         help="original, lower, upper: the validation text as written, or "
                              "lowercased / uppercased (names in any casing must be found).")
-    args = parser.parse_args(argv)
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
     golds = read_documents(args.data)
     if args.redaction_curve:
         return _print_redaction_curve(args, golds)

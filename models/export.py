@@ -1,9 +1,7 @@
 """Export a Hugging Face token-classification checkpoint to a Larvatus ONNX model directory."""
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -12,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
 from models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model_spec
 from transforms.labels import read_scheme
 from transforms.encode import TYPE_IDS_ZEROS
@@ -283,10 +282,16 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
     return meta
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m models.export", description=__doc__)
-    parser.add_argument("--checkpoint", required=True,
+EXAMPLES = """examples:
+  larvatus export --checkpoint path/to/hf-ner --output models/my-ner --precision int8 --optimize
+  larvatus export --checkpoint runs/ckpt --output runs/model --precision int8-static \\
+      --calibration-data ../shared/data/conll2003/train.txt
+then: larvatus run --input 'corpus/*.jsonl' --output out/ --model models/my-ner"""
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "larvatus export") -> int:
+    parser = ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES)
+    parser.add_argument("--checkpoint", required=True, type=existing_dir,
                         help="Hugging Face token-classification checkpoint directory.")
     parser.add_argument("--output", required=True, help="Model directory to write.")
     parser.add_argument("--precision", default="fp32",
@@ -303,17 +308,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Largest fraction of tokens whose argmax may differ from "
                              "PyTorch. Default: 0.02.")
     parser.add_argument("--name", default=None, help="Model name written to the output.")
-    parser.add_argument("--calibration-data", default=None,
+    parser.add_argument("--calibration-data", default=None, type=existing_file,
                         help="CoNLL file whose documents calibrate int8-static (e.g. train.txt).")
     parser.add_argument("--calibration-documents", type=int, default=CALIBRATION_DOCUMENTS,
                         help=f"Documents read for calibration. Default: {CALIBRATION_DOCUMENTS}.")
-    args = parser.parse_args(argv)
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
     try:
         export(args.checkpoint, args.output, [p.strip() for p in args.precision.split(",")],
                args.optimize, args.max_length, args.max_disagreement, args.name,
                args.calibration_data, args.calibration_documents)
     except ModelError as error:
-        print(f"export failed: {error}", file=sys.stderr)
+        print(f"{prog}: error: export failed: {error}", file=sys.stderr)
         return 1
     print(f"model directory written to {args.output}")
     return 0

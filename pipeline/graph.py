@@ -1,7 +1,6 @@
 """The Beam graph: read, segment, encode, infer, realign, redact, write."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -12,11 +11,14 @@ from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelSpec
 from pipeline import schemas
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, PARQUET_SUFFIX
+from pipeline.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
+)
 from transforms import stages
 from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
 from transforms.patterns import PatternSettings
+from transforms.progress import progress_file
 from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
@@ -49,6 +51,11 @@ class JobConfig:
     model_copies: Optional[int] = None
     large_model: bool = False
     record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
+    input_base: str = ""   # sources and fallback ids are relative to it (transforms.read.input_base)
+    text_ids: str = "path"   # text input: ids from the relative path, or its hash
+    # A local folder where workers keep running totals for the progress line
+    # (transforms/progress.py); None: no progress reporting.
+    progress_dir: Optional[str] = None
 
     @property
     def window_length(self) -> int:
@@ -122,20 +129,51 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
-                config.input_format, config.id_field, config.text_field, config.max_chars))
+                config.input_format, config.id_field, config.text_field, config.max_chars,
+                base=config.input_base, hash_text_ids=config.text_ids == "hash",
+                progress_dir=config.progress_dir, text_id_key=config.policy.key_source))
             .with_outputs(stages.DEAD, main="ok"))
 
 
 class ToAnnotationRow(beam.DoFn):
     """AnnotatedDocument -> a dict row of the annotation schema, counted as written."""
 
-    def __init__(self, model_info: dict, keep_text: bool):
+    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None):
         self._model = model_info
         self._keep_text = keep_text
+        self._progress_dir = progress_dir
+        self._progress = None
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
 
     def process(self, doc):
         stages.count("records_out")
+        if self._progress is not None:
+            self._progress.add(documents=1, words=doc.num_words)
         yield schemas.annotation_row(doc, self._model, self._keep_text)
+
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
+
+
+class ToDeadLetterRow(beam.DoFn):
+    """DeadLetter -> a dict row of the dead-letter schema (and a record done, for progress)."""
+
+    def __init__(self, progress_dir: Optional[str] = None):
+        self._progress_dir = progress_dir
+        self._progress = None
+
+    def setup(self):
+        self._progress = progress_file(self._progress_dir)
+
+    def process(self, letter):
+        if self._progress is not None:
+            self._progress.add(documents=1, dead_lettered=1)
+        yield schemas.dead_letter_row(letter)
+
+    def finish_bundle(self):
+        stages.flush_progress(self._progress_dir)
 
 
 def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
@@ -147,14 +185,15 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     annotated = documents | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
-     | "ToRows" >> beam.ParDo(ToAnnotationRow(config.model_info, config.keep_text))
+     | "ToRows" >> beam.ParDo(ToAnnotationRow(
+         config.model_info, config.keep_text, config.progress_dir))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, ANNOTATIONS_PREFIX),
+         join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
          schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
-     | "DeadLetterRows" >> beam.Map(schemas.dead_letter_row)
+     | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         os.path.join(config.output_dir, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

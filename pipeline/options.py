@@ -20,7 +20,28 @@ from transforms.stages import read_secret_file
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
 DEFAULT_MODEL_TYPES = ("PER", "LOC", "ORG")
-DEFAULT_REDACT_THRESHOLD = 0.05
+DEFAULT_REDACT_THRESHOLD = 0.04
+DEFAULT_ID_FIELD = "id"
+DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
+TEXT_ID_CHOICES = ("path", "hash")
+PROGRESS_MODES = ("auto", "bar", "lines", "off")
+DEFAULT_PROGRESS_INTERVAL = 5.0
+RUN_EXAMPLES = """examples:
+  larvatus run --input 'corpus/*.jsonl' --output out/
+  larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\
+      --redact-labels PER,LOC,ORG,MISC --placeholder indexed
+  larvatus run --input 'letters/*.txt' --output out/ --text-ids hash -v
+  larvatus run --input big.jsonl.gz --output out/ \\
+      --direct_num_workers 2 --direct_running_mode multi_processing
+
+Every other argument must be a Beam option (larvatus run --help-beam lists them), e.g.
+--runner DataflowRunner --project P --region R --temp_location gs://B/tmp
+--setup_file ./setup.py. Arguments after a bare -- go to Beam unchecked (options that only
+a runner's job server knows).
+
+exit status: 0 done; 1 the job ran but failed a check (too many dead letters, counts that
+do not add up); 2 a bad command line, option, input or model (nothing was run); 130
+interrupted (Ctrl-C)."""
 
 
 class OptionsError(ValueError):
@@ -143,7 +164,59 @@ class LarvatusOptions(PipelineOptions):
                                 f"dead-lettered as timeout; the job goes on. 0: no limit. "
                                 f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
         group.add_argument("--overwrite", action="store_true", default=False,
-                           help="Replace Larvatus files already in --output.")
+                           help="Replace Larvatus files already in --output (only once the "
+                                "new run has finished).")
+        group.add_argument(
+            "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
+            type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,
+            help=f"The job exits with status 1, listing the reasons, when more than this share "
+                 f"of records is dead-lettered (the output is written all the same); a job "
+                 f"whose every record is dead-lettered always fails. Default: "
+                 f"{DEFAULT_MAX_DEAD_LETTER_RATIO}.")
+        group.add_argument(
+            "--text-ids", "--text_ids", dest="text_ids", default="path", choices=TEXT_ID_CHOICES,
+            help="For --input-format text, where ids and sources come from: path (default), "
+                 "the file's path relative to the input's base folder; hash, 'sha256:' and "
+                 "the first 16 hex digits of that path's SHA-256, for files named after "
+                 "people (the name then appears nowhere in the output: not in ids, not in "
+                 "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
+                 "under the pseudonym key, which nobody without the key can test a guessed "
+                 "name against.")
+
+
+def add_launcher_args(parser: argparse.ArgumentParser) -> None:
+    """Options of the launching command itself (messages); never passed to Beam."""
+    group = parser.add_argument_group("Messages and progress")
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="More messages: -v adds Larvatus's debug lines and Beam's "
+                            "warnings, -vv Beam's info lines.")
+    group.add_argument("-q", "--quiet", action="store_true", default=False,
+                       help="Only warnings and errors; no progress unless --progress asks.")
+    group.add_argument("--progress", default="auto", choices=PROGRESS_MODES,
+                       help="auto (default): a bar when stderr is a terminal, a line every "
+                            "--progress-interval seconds otherwise (a log file); off with -q. "
+                            "Shown on the DirectRunner (single and multi-process), whose "
+                            "workers share this machine; other runners have their own "
+                            "monitoring pages.")
+    group.add_argument("--progress-interval", "--progress_interval", dest="progress_interval",
+                       type=float, default=DEFAULT_PROGRESS_INTERVAL,
+                       help=f"Seconds between progress lines. Default: "
+                            f"{DEFAULT_PROGRESS_INTERVAL:g}.")
+    group.add_argument("--help-beam", "--help_beam", dest="help_beam", action="store_true",
+                       default=False, help="List Beam's own options and exit.")
+
+
+def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The `larvatus run` parser: Larvatus's job options and the launcher's own."""
+    parser = parser_class(
+        prog=prog,
+        description="Annotate and redact named entities and personal data in a corpus, on "
+                    "Apache Beam. Writes Parquet annotations, dead letters and _SUMMARY.json "
+                    "to --output.",
+        epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    LarvatusOptions._add_argparse_args(parser)  # pylint: disable=protected-access
+    add_launcher_args(parser)
+    return parser
 
 
 def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[str]:
@@ -216,12 +289,6 @@ def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
     return source
 
 
-def help_text() -> str:
+def help_text(prog: str = "larvatus run") -> str:
     """--help for the Larvatus options, with a pointer to Beam's."""
-    parser = argparse.ArgumentParser(
-        prog="python -m pipeline.run",
-        description="Annotate and redact named entities in a corpus, on Apache Beam.",
-        epilog="Any other argument goes to Beam, e.g. --runner DirectRunner "
-               "--direct_num_workers 2 --direct_running_mode multi_processing.")
-    LarvatusOptions._add_argparse_args(parser)
-    return parser.format_help()
+    return job_parser(prog).format_help()

@@ -1,11 +1,13 @@
 """Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
 from __future__ import annotations
 
-import glob
+import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Optional, Sequence
 
@@ -18,32 +20,22 @@ from apache_beam.options.pipeline_options import (
 from models.handler import OnnxTokenClassifierHandler
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
+from pipeline import arguments, logs, preflight, storage
+from pipeline.layout import DEAD_LETTERS_DIR, join
 from pipeline.options import (
-    LarvatusOptions, OptionsError, help_text, pseudonym_key_source, resolve_redact_labels,
+    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
+    pseudonym_key_source, resolve_redact_labels,
 )
-from pipeline.summary import query_counters, summarize
+from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
+from pipeline.summary import checks, dead_letter_failure, query_counters, summarize
 from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
 from transforms.patterns import PATTERN_LABELS, PatternSettings
+from transforms.read import input_base
 from transforms.realign import RedactionDecision
 from transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
-
-
-def prepare_output(output_dir: str, overwrite: bool) -> None:
-    """Refuses to mix a new run's shards with an old one's, unless told to replace them."""
-    ours = [p for prefix in (ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX)
-            for p in glob.glob(os.path.join(output_dir, prefix + "-*"))]
-    ours += glob.glob(os.path.join(output_dir, SUMMARY_NAME))
-    if ours and not overwrite:
-        raise OptionsError(
-            f"{output_dir} already holds Larvatus output ({len(ours)} files); pass "
-            f"--overwrite to replace them or choose another --output.")
-    for path in ours:
-        os.remove(path)
-    os.makedirs(output_dir, exist_ok=True)
 
 
 def _option_error(option: str, error: ValueError) -> OptionsError:
@@ -59,8 +51,24 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     """
     if not options.input or not options.output:
         raise OptionsError("--input and --output are required (see --help)")
-    if not FileSystems.match([options.input])[0].metadata_list:
+    input_pattern = storage.absolute(options.input)
+    output_dir = storage.absolute(options.output)
+    if (storage.is_local(input_pattern) or not any(c in input_pattern for c in "*?[")) \
+            and storage.is_folder(input_pattern):
+        raise OptionsError(
+            f"--input {options.input} is a folder; give a file pattern such as "
+            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    files = preflight.input_files(input_pattern)
+    if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_fields(
+        files, options.input_format,
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
+    if not 0 <= options.max_dead_letter_ratio <= 1:
+        raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
+    if storage.is_local(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
+        raise OptionsError(f"--output {options.output} is a file; give a folder")
     spec = load_model_spec(options.model)
     labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
     if not labels:
@@ -96,7 +104,8 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     except ValueError as error:
         raise _option_error("--phone-regions", error) from error
     config = JobConfig(
-        input_pattern=options.input, output_dir=options.output,
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
         input_format=options.input_format, id_field=options.id_field,
         text_field=options.text_field, max_chars=options.max_chars, spec=spec,
         device=options.device, batch_tokens=options.batch_tokens,
@@ -157,52 +166,233 @@ def _summary_options(config: JobConfig) -> dict:
         "record_timeout": config.record_timeout}
 
 
-def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None) -> dict:
-    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json)."""
+def _check_utf8(argv: Sequence[str]) -> None:
+    """Refuses arguments that are not valid UTF-8 (a file name's undecodable bytes): Beam
+    carries every option as UTF-8 text and would fail on them once the job starts."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise OptionsError(
+                f"{shown}: not valid UTF-8 (the bytes shown as \\xNN), and Beam passes every "
+                f"option as UTF-8 text; rename the file or folder, or match that part of an "
+                f"--input path with a wildcard (files found by a pattern may have any name)"
+            ) from None
+
+
+class _InterruptFlag:
+    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        self.seen = True
+        # Beam logs the interrupted bundle's traceback; the user asked to stop, so hush it
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+class _HeldInterrupt:
+    """Holds a Ctrl-C back while a finished run's files are moved into place (a moment),
+    so that an interrupt never leaves the old run half deleted and the new one half moved."""
+
+    def __init__(self):
+        self.seen = False
+        self._previous = None
+
+    def _hold(self, signum, frame):
+        self.seen = True
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        if self.seen:
+            LOG.warning("Ctrl-C came while the output was moved into place; it was held "
+                        "back until the move was done")
+        return False
+
+
+def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
+        progress: Optional[ProgressSettings] = None) -> dict:
+    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
+
+    Every check comes first (options, model, output folder); the Parquet files are
+    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
+    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
+    last, so its presence marks a complete run. A failed or interrupted run removes
+    its staging folder and leaves the earlier output as it was.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     config = make_config(options)
-    prepare_output(config.output_dir, options.overwrite)
+    LOG.debug("settings: %s", json.dumps(_summary_options(config), sort_keys=True))
+    try:
+        storage.check_output(config.output_dir, options.overwrite)
+    except storage.OutputError as error:
+        raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
     probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
-    LOG.info("model %s loads on %s", config.spec.name, probe.device)
+    LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
+    staging = storage.new_staging_dir(config.output_dir)
+    files = preflight.input_files(config.input_pattern)
+    size = preflight.total_bytes(files)
+    LOG.info("reading %d file(s)%s matching %s", len(files),
+             f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
+    monitor = None
+    if progress is not None and test_pipeline is None and is_local_runner(
+            pipeline_options.view_as(StandardOptions).runner):
+        monitor = progress.monitor(size, local=True)
+    job = dataclasses.replace(config, output_dir=staging,
+                              progress_dir=monitor.directory if monitor else None)
     started = time.perf_counter()
-    pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-    build(pipeline, config)
-    result = pipeline.run()
-    result.wait_until_finish()
+    interrupt = _InterruptFlag()
+    try:
+        with interrupt:
+            pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
+            build(pipeline, job)
+            if monitor is None:
+                result = pipeline.run()
+                result.wait_until_finish()
+            else:
+                with monitor:
+                    result = pipeline.run()
+                    result.wait_until_finish()
+            counters = query_counters(result)
+    except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
+        storage.discard(staging)
+        if interrupt.seen and not isinstance(error, KeyboardInterrupt):
+            # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
+            raise KeyboardInterrupt from error
+        raise
     summary = summarize(
-        query_counters(result), wall_seconds=time.perf_counter() - started,
+        counters, wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
-    with open(os.path.join(config.output_dir, SUMMARY_NAME), "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, indent=2)
-    if not summary["counts_add_up"]:
-        LOG.error("counts do not add up: %s in, %s out, %s dead-lettered",
-                  summary["records_in"], summary["records_out"], summary["dead_lettered"])
+    summary["checks"] = checks(summary, options.max_dead_letter_ratio)
+    with _HeldInterrupt():
+        storage.publish(staging, config.output_dir, summary)
+    if not summary["metrics_available"]:
+        LOG.error("%s; the output was written but is not known to be complete",
+                  summary["checks"]["failures"][0])
+    elif not summary["counts_add_up"]:
+        LOG.error("%s", summary["checks"]["failures"][0])
     return summary
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
+    """What a finished job prints on stdout: counts, where things are, what to run next."""
+    entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
+        summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
+    dead = summary["dead_lettered"]
+    reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
+    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return [
+        f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
+        f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
+        f"entities: {entities}",
+        f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
+        f"output: {output_dir}",
+        f"next: {command} show {output_dir}   or   {command} report {output_dir}",
+    ]
+
+
+def _launcher_options(argv: Sequence[str], prog: str):
+    """(the launcher's own options, the rest: Larvatus and Beam options for the job)."""
+    parser = arguments.ArgumentParser(prog=prog, add_help=False)
+    add_launcher_args(parser)
+    return parser.parse_known_args(list(argv))
+
+
+def _beam_help(prog: str) -> str:
+    parser = arguments.beam_parser()
+    parser.prog = prog
+    return parser.format_help()
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
+    """`larvatus run`: strict options, logging, then the job; returns the exit status.
+
+    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    not add up or could not be checked); 2 a bad command line, option, input or
+    model (nothing ran); 130 interrupted.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "-h" in argv or "--help" in argv:
-        print(help_text())
+    checked, unchecked = arguments.split_unchecked(argv)
+    if "-h" in checked or "--help" in checked:
+        print(help_text(prog))
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        summary = run(argv)
+        launcher, job_argv = _launcher_options(checked, prog)
+        if launcher.help_beam:
+            print(_beam_help(prog))
+            return 0
+        arguments.check_job_arguments(job_argv, job_parser(prog, arguments.ArgumentParser))
+    except arguments.UsageError as error:
+        return arguments.report_usage_error(
+            prog, error, f"See '{prog} --help' (Larvatus options) and "
+                         f"'{prog} --help-beam' (Beam options).")
+    verbosity = -1 if launcher.quiet else launcher.verbose
+    logs.configure(prog, verbosity)
+    job_argv += logs.worker_log_options(verbosity, job_argv + unchecked, is_local_runner(
+        PipelineOptions(job_argv + unchecked).view_as(StandardOptions).runner))
+    progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
+                                launcher.progress_interval, prog)
+    try:
+        summary = run(job_argv + unchecked, progress=progress)
     except (OptionsError, ModelError) as error:
-        print(f"larvatus: error: {error}", file=sys.stderr)
+        print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps({k: summary[k] for k in (
-        "records_in", "records_out", "dead_lettered", "dead_lettered_by_reason",
-        "entities_by_label", "wall_seconds")}, indent=2))
-    return 0 if summary["counts_add_up"] else 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "
+              "output was left as it was", file=sys.stderr)
+        return 130
+    options = PipelineOptions(job_argv + unchecked).view_as(LarvatusOptions)
+    output_dir = storage.absolute(options.output)
+    if not launcher.quiet:
+        print("\n".join(_closing_lines(summary, output_dir, prog)))
+    status = 0 if summary["counts_add_up"] else 1
+    failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
+    if failure:
+        print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
+              f"and detail are in {join(output_dir, DEAD_LETTERS_DIR)}.", file=sys.stderr)
+        status = 1
+    return status
+
+
+def console_main() -> None:
+    """The `larvatus` console script and `python -m pipeline.run`: main(), then exit."""
+    status = main()
+    if status == 130:
+        # After Ctrl-C Beam's worker threads may still be unwinding (and re-raising the
+        # interrupt at shutdown); the staging folder is gone already, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

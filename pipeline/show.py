@@ -1,15 +1,30 @@
 """Print where a job's output went, its counts, and a few redacted examples (never original text)."""
 from __future__ import annotations
 
-import glob
-import json
-import os
 import sys
 import textwrap
 
 import pyarrow.parquet as pq
 
-from pipeline.layout import ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, SUMMARY_NAME
+from models.command_line import ArgumentParser, parse_or_report
+from pipeline import storage
+from pipeline.layout import (
+    SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
+)
+
+EXAMPLE_COUNT = 3
+DESCRIPTION = """Prints a finished job's counts, entities by label, audit totals and the redacted
+text of the riskiest documents (never the original text). OUTPUT_DIR may be a local folder
+or any Beam filesystem path (gs://, s3://, ...). Exit status 1 for an incomplete run."""
+EXAMPLES = """examples:
+  larvatus show out/
+  larvatus show out/ --examples 10
+  larvatus show gs://my-bucket/larvatus/out/"""
+
+
+def _read_table(path: str, columns: list[str]):
+    with storage.open_binary(path) as handle:
+        return pq.read_table(handle, columns=columns)
 
 
 def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
@@ -19,29 +34,54 @@ def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
     """
     ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
     for file_index, path in enumerate(files):
-        table = pq.read_table(path, columns=["audit"])
+        table = _read_table(path, ["audit"])
         findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
         ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
     chosen = sorted(ranked)[:count]
     out = []
     for negative, file_index, row in chosen:
-        table = pq.read_table(files[file_index], columns=["id", "redacted_text"])
+        table = _read_table(files[file_index], ["id", "redacted_text"])
         out.append((-negative, table.slice(row, 1).to_pylist()[0]))
     return out
 
 
-def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
-    """A short, shareable report of a finished job."""
-    with open(os.path.join(output_dir, SUMMARY_NAME), encoding="utf-8") as handle:
-        summary = json.load(handle)
-    files = sorted(glob.glob(os.path.join(output_dir, ANNOTATIONS_PREFIX + "-*.parquet")))
-    dead = sorted(glob.glob(os.path.join(output_dir, DEAD_LETTER_PREFIX + "-*.parquet")))
+class IncompleteRun(Exception):
+    """The folder holds no finished run (no readable _SUMMARY.json)."""
+
+
+def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> str:
+    """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
+    try:
+        summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    except storage.UnreadableJson as error:
+        raise IncompleteRun(f"{output_dir}: incomplete run: {error}. Run the job again "
+                            f"with --overwrite.") from None
+    files = storage.list_files(annotation_files_pattern(output_dir))
+    dead = storage.list_files(dead_letter_files_pattern(output_dir))
+    if summary is None:
+        leftovers, _ = storage.previous_output(output_dir)
+        if not leftovers:
+            raise IncompleteRun(f"{output_dir}: no Larvatus run there (no {SUMMARY_NAME} "
+                                f"and none of a run's files)")
+        raise IncompleteRun(
+            f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
+            f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
+            f"job again with --overwrite.")
     lines = [
-        f"output: {os.path.abspath(output_dir)}",
+        f"output: {storage.absolute(output_dir)}",
         f"  annotations: {len(files)} Parquet file(s); dead letters: {len(dead)} file(s); "
         f"summary: {SUMMARY_NAME}",
         f"records in {summary['records_in']}, out {summary['records_out']}, dead-lettered "
         f"{summary['dead_lettered']} {summary['dead_lettered_by_reason'] or ''}".rstrip(),
+    ]
+    failures = (summary.get("checks") or {}).get("failures")
+    if failures:
+        lines += [f"FAILED: {failure}" for failure in failures]
+    elif not summary.get("counts_add_up", False):
+        lines.append("WARNING: the counts were not confirmed to add up"
+                     + ("" if summary.get("metrics_available", True)
+                        else " (the runner returned no metrics)"))
+    lines += [
         f"entities by label: {summary['entities_by_label']} "
         f"(propagated mentions: {summary['entities_propagated']})",
         f"words {summary['words']}, wordpieces {summary['wordpieces']}, windows "
@@ -62,12 +102,19 @@ def show(output_dir: str, examples: int = 3, width: int = 400) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m pipeline.show OUTPUT_DIR", file=sys.stderr)
-        return 2
-    print(show(argv[0]))
+def main(argv=None, prog: str = "larvatus show") -> int:
+    parser = ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EXAMPLES)
+    parser.add_argument("output_dir", metavar="OUTPUT_DIR", help="A finished job's --output.")
+    parser.add_argument("--examples", type=int, default=EXAMPLE_COUNT,
+                        help=f"Documents shown, riskiest first. Default: {EXAMPLE_COUNT}.")
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
+    try:
+        print(show(args.output_dir, args.examples))
+    except IncompleteRun as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

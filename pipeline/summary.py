@@ -1,7 +1,7 @@
 """The job summary (_SUMMARY.json): Beam counters gathered into counts that add up, entities, timings."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from transforms.counters import (
     AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
@@ -11,13 +11,14 @@ from transforms.counters import (
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
 
 
-def query_counters(result) -> dict[str, int]:
-    """Larvatus's counters from a finished Beam result, plus RunInference's time as `time_us_infer`."""
+def query_counters(result) -> Optional[dict[str, int]]:
+    """Larvatus's counters from a finished Beam result, plus RunInference's time as
+    `time_us_infer`; None when the runner gives no metrics (then nothing can be checked)."""
     counters: dict[str, int] = {}
     try:
         query = result.metrics().query()
     except Exception:  # a runner without metrics support
-        return counters
+        return None
     for counter in query["counters"]:
         if counter.key.metric.namespace != NAMESPACE:
             continue
@@ -38,9 +39,16 @@ def _with_prefix(counters: dict[str, int], prefix: str, skip: tuple[str, ...] = 
             if k.startswith(prefix) and k not in skip}
 
 
-def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[str, Any],
-              wall_seconds: float) -> dict:
-    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options."""
+def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
+              options: dict[str, Any], wall_seconds: float) -> dict:
+    """The job's _SUMMARY.json: counts that add up, entities by label, timings, model, options.
+
+    Without metrics (`counters` None, or no record counted at all) `counts_add_up` is
+    false and `metrics_available` says why: zeros that cannot be checked are not a
+    complete run.
+    """
+    metrics_available = bool(counters) and RECORDS_IN in counters
+    counters = counters or {}
     dead = _with_prefix(counters, DEAD_LETTER_PREFIX)
     records_in = counters.get(RECORDS_IN, 0)
     records_out = counters.get(RECORDS_OUT, 0)
@@ -50,7 +58,8 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "records_out": records_out,
         "dead_lettered": dead_total,
         "dead_lettered_by_reason": dead,
-        "counts_add_up": records_in == records_out + dead_total,
+        "counts_add_up": metrics_available and records_in == records_out + dead_total,
+        "metrics_available": metrics_available,
         "blank_lines_skipped": counters.get(BLANK_LINES, 0),
         "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
@@ -70,3 +79,45 @@ def summarize(counters: dict[str, int], *, model: dict[str, Any], options: dict[
         "options": options,
         "beam_counters": dict(sorted(counters.items())),
     }
+
+
+def dead_letter_failure(summary: dict, max_ratio: float) -> Optional[str]:
+    """Why a finished job counts as failed for its dead letters, or None.
+
+    More than `max_ratio` of the records dead-lettered, or every record (when
+    there was at least one), fails the job; the message lists the reasons.
+    """
+    records_in = summary.get("records_in", 0)
+    dead = summary.get("dead_lettered", 0)
+    if not records_in or not dead:
+        return None
+    ratio = dead / records_in
+    if ratio <= max_ratio and dead < records_in:
+        return None
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in sorted(
+        (summary.get("dead_lettered_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    why = ("every record was dead-lettered" if dead == records_in
+           else f"more than --max-dead-letter-ratio {max_ratio:g}")
+    return (f"{dead:,} of {records_in:,} records ({ratio:.0%}) were dead-lettered ({why}); "
+            f"reasons: {reasons}")
+
+
+def checks(summary: dict, max_dead_letter_ratio: float) -> dict:
+    """The summary's verdict (`checks` in _SUMMARY.json): whether the job passed, and why not.
+
+    It fails when the runner gave no metrics (nothing can be checked), when the counts
+    do not add up, or when too many records were dead-lettered (`dead_letter_failure`).
+    """
+    failures = []
+    if not summary["metrics_available"]:
+        failures.append("metrics were unavailable (the runner returned no Larvatus counters), "
+                        "so the record counts could not be checked")
+    elif not summary["counts_add_up"]:
+        failures.append(f"counts do not add up: {summary['records_in']:,} in, "
+                        f"{summary['records_out']:,} out, {summary['dead_lettered']:,} "
+                        f"dead-lettered")
+    dead = dead_letter_failure(summary, max_dead_letter_ratio)
+    if dead:
+        failures.append(dead)
+    return {"passed": not failures, "failures": failures,
+            "max_dead_letter_ratio": max_dead_letter_ratio}

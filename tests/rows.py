@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 def read_rows(output) -> dict:
     """id -> (redacted_text, entities as (start, end, label, score, propagated)) of a job's annotations."""
     rows = {}
-    for name in sorted(glob.glob(os.path.join(str(output), "annotations-*.parquet"))):
+    for name in sorted(glob.glob(os.path.join(str(output), "annotations", "annotations-*.parquet"))):
         for row in pq.read_table(name).to_pylist():
             entities = tuple((e["start"], e["end"], e["label"], e["score"], e["propagated"])
                              for e in row["entities"])

@@ -234,14 +234,17 @@ def test_hf_configs():
     assert runners.model_max_length(Tok(), Model()) == 256
 
 
-def test_output_layouts_and_summary(tmp_path):
-    (tmp_path / "annotations-00000-of-00001.parquet").write_bytes(b"x")
+def test_output_layout_and_summary(tmp_path):
     (tmp_path / "annotations").mkdir()
-    (tmp_path / "annotations" / "part-0.parquet").write_bytes(b"y")
-    assert len(runners.annotation_files(str(tmp_path))) == 2
-    with pytest.raises(SystemExit):
+    (tmp_path / "annotations" / "annotations-00000-of-00001.parquet").write_bytes(b"x")
+    (tmp_path / "annotations" / "beam-temp-annotations-1f2e").mkdir()   # not a shard
+    (tmp_path / "dead_letters").mkdir()
+    (tmp_path / "dead_letters" / "dead_letter-00000-of-00001.parquet").write_bytes(b"y")
+    assert [Path(f).name for f in runners.annotation_files(str(tmp_path))] == [
+        "annotations-00000-of-00001.parquet"]
+    with pytest.raises(SystemExit, match="did not finish"):
         runners.read_summary(str(tmp_path))
-    (tmp_path / "annotations" / "_SUMMARY.json").write_text('{"wall_seconds": 1.5}')
+    (tmp_path / "_SUMMARY.json").write_text('{"wall_seconds": 1.5}')
     assert runners.read_summary(str(tmp_path))["wall_seconds"] == 1.5
 
 
@@ -292,3 +295,27 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
     assert processes_per_machine(PipelineOptions(multi)) == 2
     assert processes_per_machine(PipelineOptions(configs["1 process x 2 threads"])) == 1
     assert list(parallel.configs_for(4))[1] == "4 processes x 1 thread"
+
+# --------------------------------------------------------------------------- progress overhead
+
+def test_progress_overhead_command_lines(tmp_path):
+    from bench import progress_overhead
+
+    args = progress_overhead.command(tmp_path / "d.jsonl", "lines", tmp_path / "o", workers=2,
+                                     model="m")
+    assert args[1:4] == ["-m", "pipeline.cli", "run"]
+    assert args[args.index("--progress") + 1] == "lines"
+    assert args[args.index("--direct_num_workers") + 1] == "2" and "--model" in args
+    assert "--direct_running_mode" not in progress_overhead.command(
+        tmp_path / "d.jsonl", "off", tmp_path / "o")
+
+
+@pytest.mark.slow
+def test_progress_overhead_runs_every_mode(rigged_model_dir):
+    done = subprocess.run([sys.executable, "bench/progress_overhead.py", "--docs", "3",
+                           "--repeats", "1", "--model", str(rigged_model_dir)],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for mode in ("off", "lines", "bar"):
+        assert f"--progress {mode}" in done.stdout
+    assert "x1.000 of off" in done.stdout

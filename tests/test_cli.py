@@ -65,7 +65,7 @@ def test_sample_corpus_with_embedded_model(sample_run):
     assert summary["words"] > 10_000
     for label in ("PER", "LOC", "ORG"):
         assert summary["entities_by_label"].get(label, 0) > 20
-    files = glob.glob(str(output / "annotations-*.parquet"))
+    files = glob.glob(str(output / "annotations" / "annotations-*.parquet"))
     rows = [row for f in files for row in pq.read_table(f).to_pylist()]
     assert pq.read_schema(files[0]).equals(schemas.annotation_schema(False), check_metadata=False)
     assert len(rows) == len(documents)
@@ -79,7 +79,7 @@ def test_sample_corpus_with_embedded_model(sample_run):
 @pytest.mark.slow
 def test_known_names_in_the_sample_come_out_redacted(sample_run):
     output, _ = sample_run
-    files = glob.glob(str(output / "annotations-*.parquet"))
+    files = glob.glob(str(output / "annotations" / "annotations-*.parquet"))
     redacted = "\n".join(row["redacted_text"] for f in files for row in pq.read_table(f).to_pylist())
     sample = SAMPLE.read_text(encoding="utf-8")
     for name in KNOWN_NAMES:

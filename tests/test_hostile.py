@@ -507,7 +507,7 @@ def test_item13_a_broken_model_is_a_message_at_the_command_line(rigged_model_dir
     code = main(["--input", str(source), "--output", str(tmp_path / "out"), "--model", str(model)])
     assert code == 2
     err = capsys.readouterr().err
-    assert "larvatus: error:" in err and "labels must be a list" in err and "Traceback" not in err
+    assert "larvatus run: error:" in err and "labels must be a list" in err and "Traceback" not in err
 
 
 # --- 14. bad numeric options stop the job at the command line ---------------------------

@@ -165,7 +165,7 @@ def test_a_job_runs_on_a_remote_model(rigged_model_dir, remote, worker, tmp_path
                    "--model", "fakefs://models/rigged", "--device", "cpu"])
     assert summary["records_out"] == 1
     assert summary["model"]["path"] == "fakefs://models/rigged"
-    [row] = [r for f in glob.glob(str(tmp_path / "out" / "annotations-*.parquet"))
+    [row] = [r for f in glob.glob(str(tmp_path / "out" / "annotations" / "annotations-*.parquet"))
              for r in pq.read_table(f).to_pylist()]
     assert row["redacted_text"] == "[PER] met [PER] in [ORG]."
     assert row["model"]["sha256"] == load_model_spec(rigged_model_dir).sha256

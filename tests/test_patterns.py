@@ -67,7 +67,8 @@ def test_only_the_chosen_labels_run():
 
 def test_each_recognizer_reports_its_own_label():
     text = ("jane@example.com +44 20 7946 0958 4111 1111 1111 1111 GB82 WEST 1234 5698 7654 32 "
-            "10.0.0.1 https://example.com/x 12/08/1956 NHS 943 476 5919 @jdoe case no. 12345")
+            "10.0.0.1 https://example.com/x 12/08/1956 NHS 943 476 5919 @jdoe case no. 12345 "
+                "12 High Street")
     for label, recognizer in RECOGNIZERS.items():
         spans = recognizer(text, PatternSettings())
         assert spans, label
@@ -749,3 +750,41 @@ def test_hostile_input_is_fast(name):
     started = time.perf_counter()
     find_patterns(text)
     assert time.perf_counter() - started < HOSTILE_BUDGET_S
+
+
+# ----------------------------------------------------------------------------- ADDRESS
+
+@pytest.mark.parametrize("address", [
+    "431 Zachary Falls Suite 621", "561 Mark Crest Apt. 671", "04704 kyle turnpike apt. 567",
+    "7 Garry Views", "12 High St", "Flat 34, Deborah Island", "Studio 7, Debra Corners",
+    "Mellestraat 87", "louiseweg 9", "Jaagpad 4", "Fedor-Putz-Straße 60/14", "Hauptstr. 5",
+    "katarina-kraushaar-gasse 3/7", "Reinhild-van der Dussen-Allee 51/70", "Rayanring 5",
+    "75, chemin de Joseph", "51, rue valentin", "39, rue Michelle Gaillard",
+    "12 Place Vendôme", "6686 Cooke Via Suite 039", "1968 Lutz Rue Suite 311"])
+def test_street_addresses_are_found_whole(address):
+    text = f"Lives at {address}, since May.\n"
+    assert [(s.label, text[s.start:s.end]) for s in find_patterns(text)
+            if s.label == "ADDRESS"] == [("ADDRESS", address)]
+
+
+@pytest.mark.parametrize("text", [
+    "It's a 10 minute walk from here.", "we have 3 main branches", "during 5 days",
+    "spring 2020 was cold", "bring 2 chairs", "order an ipad 2 today", "send it 2 via email",
+    "4 square metres", "5 new cases dr", "12 high st", "offering 3 options", "total 5",
+    "chapter 3 of the Park", "Str. 5", "sent 2 copies via post"])
+def test_quantities_and_words_are_not_addresses(text):
+    assert [text[s.start:s.end] for s in find_patterns(text) if s.label == "ADDRESS"] == []
+
+
+def test_french_street_name_stops_before_the_sentence_goes_on():
+    text = "au 51, rue valentin et puis"
+    assert [text[s.start:s.end] for s in find_patterns(text) if s.label == "ADDRESS"] == [
+        "51, rue valentin"]
+
+
+def test_model_span_around_a_pattern_keeps_its_parts_outside_it():
+    text = "I live at Mellestraat 87, Amsterdam."
+    model = EntitySpan(text.index("Mellestraat"), text.index("."), "LOC", 0.8)
+    merged = merge_spans([model], find_patterns(text), text)
+    assert [(s.label, text[s.start:s.end]) for s in merged] == [
+        ("ADDRESS", "Mellestraat 87"), ("LOC", "Amsterdam")]

@@ -110,7 +110,8 @@ def write_hostile_jsonl(path):
 
 
 def read_parquet(output, prefix):
-    files = sorted(glob.glob(os.path.join(output, prefix + "-*.parquet")))
+    folder = {"annotations": "annotations", "dead_letter": "dead_letters"}[prefix]
+    files = sorted(glob.glob(os.path.join(output, folder, prefix + "-*.parquet")))
     assert files, f"no {prefix} files in {output}"
     tables = [pq.read_table(f) for f in files]
     return tables[0].schema, [row for t in tables for row in t.to_pylist()]

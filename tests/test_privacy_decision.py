@@ -150,11 +150,11 @@ def test_audit_is_linear_on_hostile_text(hostile):
 
 PII_TEXT = ("Write to jane.roe@example.com or call +44 20 7946 0958. Card 4111 1111 1111 1111, "
             "IBAN GB82 WEST 1234 5698 7654 32, born 12 August 1956, MRN 00482913, "
-            "see https://example.org/x and 192.168.10.20.")
+            "see https://example.org/x and 192.168.10.20. Home: 431 Zachary Falls Suite 621.")
 PLANTED = {"EMAIL": "jane.roe@example.com", "PHONE": "+44 20 7946 0958",
            "CARD": "4111 1111 1111 1111", "IBAN": "GB82 WEST 1234 5698 7654 32",
            "DATE": "12 August 1956", "CODE": "00482913", "URL": "https://example.org/x",
-           "IP": "192.168.10.20"}
+           "IP": "192.168.10.20", "ADDRESS": "431 Zachary Falls Suite 621"}
 
 
 def test_every_pattern_label_is_redacted_through_the_pipeline(rigged_model_dir, tmp_path):

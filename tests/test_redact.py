@@ -1,16 +1,18 @@
 """Unit tests for transforms/redact.py: overlaps, mention propagation, placeholders."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from transforms.records import Document, EntitySpan
 from transforms.redact import (
-    PSEUDONYM_HEX_DIGITS, RedactionPolicy, normalize_surface, propagate_mentions, pseudonym,
-    redact, redact_text, resolve_overlaps)
+    PSEUDONYM_HEX_DIGITS, RedactionPolicy, join_name_lists, normalize_surface, propagate_mentions,
+    pseudonym, redact, redact_text, resolve_overlaps)
 from transforms.segment import segment
 
 ALL = frozenset({"PER", "LOC", "ORG"})
@@ -342,3 +344,23 @@ def test_resolve_overlaps_matches_the_quadratic_definition(raw):
         if not any(span.intersects(other) for other in expected):
             expected.append(span)
     assert list(resolve_overlaps(spans)) == sorted(expected, key=lambda s: s.start)
+
+
+def test_firm_names_listed_with_commas_and_and_become_one_span():
+    text = "Associate, Hoffman, Anderson and Hartman, Manchester. I met Anna and Bob."
+    spans = [EntitySpan(text.index(w), text.index(w) + len(w), label, 0.9) for w, label in (
+        ("Hoffman", "PER"), ("Anderson", "PER"), ("Hartman", "ORG"), ("Manchester", "LOC"),
+        ("Anna", "PER"), ("Bob", "PER"))]
+    joined = join_name_lists(text, spans, frozenset({"PER", "LOC", "ORG"}))
+    assert [(s.label, text[s.start:s.end]) for s in joined] == [
+        ("ORG", "Hoffman, Anderson and Hartman"), ("LOC", "Manchester"), ("PER", "Anna"),
+        ("PER", "Bob")]
+
+
+def test_lists_with_an_unredacted_or_lowercase_part_are_not_joined():
+    text = "Smith, Jones and Brown; Smith, jones and Brown"
+    spans = [EntitySpan(m.start(), m.end(), "PER", 0.9) for m in re.finditer(r"\w+", text)
+             if m.group() != "and"]
+    spans[1] = dataclasses.replace(spans[1], label="DATE")  # a pattern label never joins
+    joined = join_name_lists(text, spans, frozenset({"PER"}))
+    assert len(joined) == len(spans)

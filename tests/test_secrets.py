@@ -144,7 +144,7 @@ def test_a_key_file_and_the_same_key_in_the_environment_give_the_same_pseudonyms
     for how, extra in (("env", ["--pseudonym-key-env", ENV]),
                        ("file", ["--pseudonym-key-file", str(tmp_path / "key")])):
         run(base + extra + ["--output", str(tmp_path / how)])
-        rows = [r for f in glob.glob(str(tmp_path / how / "annotations-*.parquet"))
+        rows = [r for f in glob.glob(str(tmp_path / how / "annotations" / "annotations-*.parquet"))
                 for r in pq.read_table(f).to_pylist()]
         texts[how] = sorted((r["id"], r["redacted_text"]) for r in rows)
     assert texts["env"] == texts["file"]

@@ -33,7 +33,8 @@ __all__ = [
     "merge_spans", "recognize",
 ]
 
-PATTERN_LABELS = ("EMAIL", "PHONE", "CARD", "IBAN", "IP", "URL", "DATE", "ID", "HANDLE", "CODE")
+PATTERN_LABELS = ("EMAIL", "PHONE", "CARD", "IBAN", "IP", "URL", "DATE", "ID", "HANDLE", "CODE",
+                  "ADDRESS")
 
 # English-speaking corpora first (US/CA share +1, so CA adds nothing to US), then the
 # largest EU languages. National formats ("(212) 555-0143", "020 7946 0958") are only
@@ -762,6 +763,123 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
     return spans
 
 
+# ----------------------------------------------------------------------------- ADDRESS
+
+# Street types, as words of their own after the street's name ("431 Zachary Falls"): the
+# USPS Publication 28 suffixes (full forms and the common abbreviations) plus British ones.
+_STREET_TYPES = (
+    "alley|aly|annex|arcade|avenue|ave|av|bayou|beach|bend|bluffs?|bottom|boulevard|blvd|"
+    "branch|bridge|brooks?|burgs?|bypass|camp|canyon|cape|causeway|cent(?:er|re)s?|ctr|"
+    "circles?|cir|cliffs?|close|club|commons?|corners?|course|courts?|ct|coves?|creek|"
+    "crescent|cres|crest|crossing|crossroads?|curve|dale|dam|divide|drives?|dr|drove|"
+    "estates?|expressway|expy|extensions?|falls?|ferry|fields?|flats?|fords?|forest|"
+    "forges?|forks?|fort|freeway|fwy|gardens?|gateway|glens?|greens?|groves?|harbou?rs?|"
+    "haven|heights|hts|highway|hwy|hills?|hollow|inlet|islands?|isle|junctions?|keys?|"
+    "knolls?|lakes?|land|landing|lane|ln|lights?|loaf|locks?|lodge|loop|mall|manors?|"
+    "meadows?|mews|mills?|mission|motorway|mount|mountains?|neck|orchard|oval|overpass|"
+    "parade|parks?|parkways?|pkwy|pass|passage|path|pike|pines?|place|pl|plains?|plaza|"
+    "points?|ports?|prairie|radial|ramp|ranch|rapids?|rest|ridges?|rise|rivers?|roads?|rd|"
+    "route|row|rue|run|shoals?|shores?|skyway|springs?|spurs?|squares?|sq|stations?|stravenue|"
+    "stream|streets?|st|summit|terrace|ter|throughway|trace|track|trafficway|trail|trl|"
+    "trailer|tunnel|turnpike|underpass|unions?|valleys?|via|viaduct|views?|villages?|ville|"
+    "vista|walks?|wall|ways?|wells?|wharf|wynd|yard")
+# Street types written as the end of one word ("Mellestraat", "Fedor-Putz-Straße"): Dutch
+# and German (with Austrian and Swiss forms).
+_STREET_ENDINGS = (
+    "straat|singel|baan|hof|dreef|boulevard|laan|plein|weg|gracht|kade|park|steeg|pad|dijk|"
+    "markt|wal|haven|veld|erf|hoven|plantsoen|zijde|burgwal|"
+    "straße|strasse|str\\.|gasse|ring|allee|platz|damm|ufer|chaussee|steig|pfad|gärten|berg|"
+    "feld|graben|zeile|kamp|stieg")
+# English words that end like a street ("during 3", "spring 2020", "bring 2").
+_NOT_STREET_COMPOUNDS_RE = re.compile(
+    r"(?:.*[aeiouy]ring|string|spring|offspring|bring|wring|earring|keyring|hamstring|"
+    r"ballpark|carpark|theme-?park|iceberg|weg|i?pad|notepad|keypad|touchpad|trackpad|launchpad|"
+    r"scratchpad|lily-?pad|helipad|numpad)\Z", re.IGNORECASE)
+# Street types that are also common English words: after a number they need a capitalised
+# street name ("12 Place Vendôme", but not "4 square metres", "2 via email").
+_AMBIGUOUS_PREFIXES = frozenset(
+    "place square passage route via cours voie plaza largo corso paseo av. bd c/".split())
+# Abbreviated street types need a capitalised name too ("12 High St", not "5 new cases dr").
+_ABBREVIATED_TYPES = frozenset(
+    "aly ave av blvd ctr cir ct cres dr expy fwy hts hwy ln pkwy pl rd sq st ter trl".split()
+    # and "via" and "rue" (faker's and USPS's "6686 Cooke Via", "1968 Lutz Rue"; not "2
+    # copies via post").
+    + ["via", "rue"])
+# French, Spanish, Italian and Portuguese street types, written before the name.
+_STREET_PREFIXES = (
+    "rue|avenue|av\\.|boulevard|bd|chemin|allée|allee|impasse|place|quai|route|cours|passage|"
+    "square|voie|sentier|faubourg|parvis|esplanade|calle|c/|avenida|avda\\.|paseo|plaza|"
+    "carrer|via|viale|piazza|corso|largo|rua|travessa")
+_UNIT = r"(?:apt\.?|apartment|suite|ste\.?|unit|flat|studio|floor|fl\.?|room|rm\.?|#)"
+_HOUSE_NUMBER = r"[0-9]{1,6}[A-Za-z]?(?:[/-][0-9]{1,4}[A-Za-z]?)?"
+_NAME_WORD = r"[^\W\d_][\w'’.-]*"
+# Words that, between a number and a street type, mean a quantity rather than an address
+# ("10 minute walk", "3 main branches of the bank", "2 of the parks").
+_NOT_STREET_NAMES = frozenset(
+    "a an the of and or to in on at for with by from per about over under this that these "
+    "those my your our their his her its minute minutes min mins hour hours day days week "
+    "weeks month months year years mile miles km kilometres kilometers metre metres meter "
+    "meters foot feet yard yards percent people person persons times time more less other "
+    "new-found".split())
+_ADDRESS_EN_RE = re.compile(
+    rf"(?=[0-9A-Za-z])(?<![\w./-])"
+    rf"(?:(?P<unit_first>{_UNIT}{_H}*[0-9]{{1,5}}[A-Za-z]?,?{_H}+)(?P<no_number>)"
+    rf"|(?P<number>{_HOUSE_NUMBER}),?{_H}+)"
+    rf"(?P<name>{_NAME_WORD}(?:{_H}+{_NAME_WORD}){{0,2}}?){_H}+"
+    rf"(?P<type>(?:{_STREET_TYPES}))\.?(?!\w)"
+    rf"(?P<unit>,?{_H}+{_UNIT}{_H}*[0-9]{{1,5}}[A-Za-z]?(?!\w))?",
+    re.IGNORECASE)
+_PARTICLES = r"(?:van|von|de|der|den|ten|ter|zu|zum|zur|am|an|auf|im|la|le|di|da|del)"
+_ADDRESS_COMPOUND_RE = re.compile(
+    rf"(?=[^\W\d_])(?<![\w'’.-])"
+    rf"(?:[\w'’.-]+(?:{_H}+{_PARTICLES})+{_H}+)?"
+    rf"(?P<street>[\w'’-]+(?:{_STREET_ENDINGS}))(?!\w){_H}*"
+    rf"(?P<number>{_HOUSE_NUMBER})(?:{_H}*[-/]{_H}*[0-9]{{1,4}}[A-Za-z]?)?(?!\w)",
+    re.IGNORECASE)
+_ADDRESS_PREFIXED_RE = re.compile(
+    rf"(?=[0-9])(?<![\w./-])(?P<number>{_HOUSE_NUMBER}(?:{_H}?(?:bis|ter))?),?{_H}+"
+    rf"(?P<type>{_STREET_PREFIXES})(?!\w)"
+    rf"(?P<name>(?:{_H}+(?:de{_H}+la|de{_H}+l['’]|d['’]|du|des|de|del|della|do|da|la|le|les)"
+    rf"(?!\w))?(?:{_H}*{_NAME_WORD}){{1,3}})",
+    re.IGNORECASE)
+_NAME_STOP_RE = re.compile(
+    r"(?i:\s+(?:et|and|is|est|à|a|in|on|the|le matin|près|near|but|mais|ou|or|where|qui|"
+    r"which|who|to|for|pour|avec|with|from|de{_H}+[0-9]))(?!\w)".replace("{_H}", _H))
+
+
+def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """Street addresses: a house number with a street name and a street type, on one line.
+
+    English ("431 Zachary Falls Suite 621", "Flat 34, Deborah Island": USPS and British
+    street types after the name), Dutch and German compounds ("Mellestraat 87",
+    "Fedor-Putz-Straße 60/14", "Reinhild-van der Dussen-Allee 51"), and French, Spanish and
+    Italian streets whose type comes first ("75, chemin de Joseph", "12 rue Bouvet").
+    Any casing. A street type after a quantity ("10 minute walk") is not an address.
+    """
+    spans = []
+    for m in _ADDRESS_EN_RE.finditer(text):
+        words = m.group("name").split()
+        if any(word.lower() in _NOT_STREET_NAMES for word in words):
+            continue
+        if m.group("type").lower() in _ABBREVIATED_TYPES and not words[0][0].isupper():
+            continue
+        spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
+    for m in _ADDRESS_COMPOUND_RE.finditer(text):
+        if _NOT_STREET_COMPOUNDS_RE.match(m.group("street")):
+            continue
+        spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
+    for m in _ADDRESS_PREFIXED_RE.finditer(text):
+        if m.group("type").lower() in _AMBIGUOUS_PREFIXES \
+                and not m.group("name").lstrip()[:1].isupper():
+            continue
+        end = m.end()
+        stop = _NAME_STOP_RE.search(text, m.start("name") + 1, end)
+        if stop:
+            end = stop.start()
+        spans.append(EntitySpan(m.start(), end, "ADDRESS", SCORE_FORMAT))
+    return spans
+
+
 # ----------------------------------------------------------------------------- registry
 
 RECOGNIZERS: Mapping[str, Recognizer] = MappingProxyType({
@@ -775,6 +893,7 @@ RECOGNIZERS: Mapping[str, Recognizer] = MappingProxyType({
     "ID": recognize_ids,
     "HANDLE": recognize_handles,
     "CODE": recognize_codes,
+    "ADDRESS": recognize_addresses,
 })
 
 # A span strictly inside a longer one is dropped first (`_drop_contained`). Where pattern
@@ -783,7 +902,7 @@ RECOGNIZERS: Mapping[str, Recognizer] = MappingProxyType({
 # the handle or URL inside it, a URL the date or IP in its path), then dates (phone
 # matchers like digit groups), then cue-anchored codes, phones, and handles last.
 _TIER = {"IBAN": 0, "CARD": 0, "EMAIL": 0, "URL": 0, "ID": 0, "IP": 0,
-         "DATE": 1, "CODE": 2, "PHONE": 3, "HANDLE": 4}
+         "DATE": 1, "CODE": 2, "ADDRESS": 2, "PHONE": 3, "HANDLE": 4}
 
 
 def _is_tight(text: str, span: EntitySpan) -> bool:
@@ -851,8 +970,8 @@ def merge_spans(model_spans: Iterable[EntitySpan], pattern_spans: Iterable[Entit
 
     A model span that contains line breaks is first split into its pieces (same label,
     score and flags, each stripped of surrounding whitespace, empty pieces dropped; a
-    span without line breaks is only stripped); a piece that overlaps any pattern span is
-    dropped. Pattern spans go through the same splitting (a no-op for `find_patterns`'
+    span without line breaks is only stripped); of a piece that overlaps pattern spans only
+    the parts outside them that hold a letter or digit are kept. Pattern spans go through the same splitting (a no-op for `find_patterns`'
     spans). Overlaps among the model spans themselves are left to the redaction step.
 
     Returns:
@@ -867,8 +986,36 @@ def merge_spans(model_spans: Iterable[EntitySpan], pattern_spans: Iterable[Entit
     merged = list(patterns)
     for span in model_spans:
         for piece in _split_at_line_breaks(span, text):
-            i = bisect.bisect_left(starts, piece.end)   # patterns starting before the piece ends
-            if i and reach[i - 1] > piece.start:
-                continue
-            merged.append(piece)
+            merged += _outside_patterns(piece, patterns, starts, reach, text)
     return tuple(sorted(merged, key=lambda s: (s.start, s.end, s.label)))
+
+
+_SEPARATORS = " \t\u00a0,;:"
+
+
+def _outside_patterns(piece: EntitySpan, patterns: list[EntitySpan], starts: list[int],
+                      reach: list[int], text: str) -> list[EntitySpan]:
+    """The parts of a model span that no pattern span covers, stripped, each with a letter
+    or digit ("Mellestraat 87, Amsterdam" tagged LOC around an ADDRESS keeps "Amsterdam")."""
+    i = bisect.bisect_left(starts, piece.end)   # patterns starting before the piece ends
+    if not i or reach[i - 1] <= piece.start:
+        return [piece]
+    parts, cursor = [], piece.start
+    for pattern in patterns[:i]:
+        if pattern.end <= cursor:
+            continue
+        if pattern.start > cursor:
+            parts.append((cursor, min(pattern.start, piece.end)))
+        cursor = max(cursor, pattern.end)
+        if cursor >= piece.end:
+            break
+    if cursor < piece.end:
+        parts.append((cursor, piece.end))
+    kept = []
+    for start, end in parts:
+        chunk = text[start:end]
+        start, end = start + len(chunk) - len(chunk.lstrip(_SEPARATORS)), \
+            start + len(chunk.rstrip(_SEPARATORS))
+        if any(ch.isalnum() for ch in text[start:end]):
+            kept.append(replace(piece, start=start, end=end))
+    return kept

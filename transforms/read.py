@@ -1,6 +1,8 @@
 """Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import json
 from typing import IO, Any, Callable, Iterator, Optional, Union
@@ -381,20 +383,53 @@ def read_parquet(
             row_number += 1
 
 
+_GLOB_CHARS = "*?["
+
+
+def input_base(pattern: str) -> str:
+    """The folder a file pattern's matches are named relative to: everything before the
+    last "/" ahead of its first wildcard ("data/2024/*.jsonl" -> "data/2024";
+    "gs://b/in/**/x.txt" -> "gs://b/in"; a plain file's own folder)."""
+    cut = min((pattern.find(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
+    head = pattern[:cut]
+    return head.rsplit("/", 1)[0] if "/" in head else ""
+
+
+def source_name(path: str, base: str) -> str:
+    """A matched file's name as rows and dead letters show it: relative to `base` (so it does
+    not depend on how --input was spelled), always valid UTF-8 (bytes of a file name that
+    are not UTF-8 appear as \\xNN escapes instead of crashing the writer)."""
+    if base and path.startswith(base.rstrip("/") + "/"):
+        path = path[len(base.rstrip("/")) + 1:]
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def hashed_name(name: str, key: Optional[bytes] = None) -> str:
+    """A file name that cannot be read back: `sha256:` and 16 hex digits of its SHA-256,
+    or with a secret key `hmac:` and 16 hex digits of its HMAC-SHA256 (then nobody
+    without the key can test a guessed name against it)."""
+    data = name.encode("utf-8")
+    if key:
+        return "hmac:" + hmac.new(key, data, hashlib.sha256).hexdigest()[:16]
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:16]
+
+
 def read_records(
     handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, source: Optional[str] = None,
 ) -> Iterator[Optional[ParseResult]]:
     """Documents, dead letters and blank lines of one file in the given format.
 
-    `handle` is the file's raw bytes; a compressed file (by suffix) is read
-    through `open_decompressed`.
+    `handle` is the file's raw bytes; a compressed file (by `path`'s suffix) is
+    read through `open_decompressed`. Sources (and fallback ids) start with
+    `source`, by default `path`.
     """
     handle = open_decompressed(handle, path)
+    source = path if source is None else source
     if fmt == "jsonl":
-        return read_jsonl(handle, path, id_field, text_field, max_chars)
+        return read_jsonl(handle, source, id_field, text_field, max_chars)
     if fmt == "text":
-        return read_text(handle, path, max_chars)
+        return read_text(handle, source, max_chars)
     if fmt == "parquet":
-        return read_parquet(handle, path, id_field, text_field, max_chars)
+        return read_parquet(handle, source, id_field, text_field, max_chars)
     raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")

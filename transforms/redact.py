@@ -1,6 +1,8 @@
 """Resolve overlapping spans, propagate redacted surface forms, and rewrite text with placeholders."""
 from __future__ import annotations
 
+import re
+
 import bisect
 import hashlib
 import hmac
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from transforms.chars import normalize_surface
+from transforms.names import apply_name_rules
 from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -248,6 +251,49 @@ OPERATORS: dict[str, Operator] = {
 }
 
 
+_LIST_COMMA_RE = re.compile(r",[ \t]+\Z")
+_LIST_LAST_RE = re.compile(r"(?:,?[ \t]+(?:and|AND|And)|[ \t]*&)[ \t]+\Z")
+_NAME_WORD_RE = re.compile(r"[^\W\d_][\w'’.-]*\Z")
+_MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+
+
+def join_name_lists(text: str, spans: Sequence[EntitySpan],
+                    labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """Joins "Taylor, Wiggins and Mcneil" (three or more redacted one-word names separated by
+    commas, the last by "and" or "&") into one span, so the firm is one placeholder and no
+    word of its name stays visible.
+
+    Only model spans (PER, LOC, ORG, MISC) that are redacted and written with a capital join;
+    the joined span takes ORG when any part is ORG, else the first part's label, and the
+    lowest score of its parts. Other spans pass through unchanged.
+    """
+    ordered = sorted(spans, key=lambda s: s.start)
+
+    def joinable(span: EntitySpan) -> bool:
+        word = text[span.start:span.end]
+        return span.label in _MODEL_TYPES and is_redacted(span, labels) \
+            and _NAME_WORD_RE.match(word) is not None and word[0].isupper()
+
+    out: list[EntitySpan] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and joinable(ordered[j]) and joinable(ordered[j + 1]) \
+                and _LIST_COMMA_RE.match(text, ordered[j].end, ordered[j + 1].start):
+            j += 1
+        if j > i and j + 1 < len(ordered) and joinable(ordered[j + 1]) \
+                and _LIST_LAST_RE.match(text, ordered[j].end, ordered[j + 1].start):
+            parts = ordered[i:j + 2]
+            label = "ORG" if any(p.label == "ORG" for p in parts) else parts[0].label
+            out.append(replace(parts[0], end=parts[-1].end, label=label,
+                               score=min(p.score for p in parts), redacted=True))
+            i = j + 2
+            continue
+        out.append(ordered[i])
+        i += 1
+    return tuple(out)
+
+
 def redact_text(
     text: str, spans: Sequence[EntitySpan], policy: RedactionPolicy
 ) -> tuple[str, tuple[Replacement, ...]]:
@@ -293,6 +339,8 @@ def redact(
     if policy.propagate:
         spans = resolve_overlaps(
             spans + propagate_mentions(segmented, spans, policy.labels), policy.labels)
+    spans = join_name_lists(segmented.document.text, spans, policy.labels)
+    spans = apply_name_rules(segmented.document.text, spans, policy.labels)
     text, replacements = redact_text(segmented.document.text, spans, policy)
     final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
     return final, text, replacements

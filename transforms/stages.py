@@ -16,6 +16,7 @@ from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
 from transforms import patterns as patterns_lib
+from transforms import progress as progress_lib
 from transforms import read as read_lib
 from transforms import segment as segment_lib
 from transforms.audit import audit
@@ -26,7 +27,7 @@ from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument,
 )
-from transforms.redact import RedactionPolicy, SecretKeyError, redact
+from transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
 
 LOG = logging.getLogger(__name__)
 from transforms.counters import (
@@ -137,23 +138,45 @@ class Stage(beam.DoFn):
 class ReadRecords(beam.DoFn):
     """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
 
-    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int):
+    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
+                 base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
+                 text_id_key: Optional[KeySource] = None):
+        self._progress_dir = progress_dir
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
         self._max_chars = max_chars
+        self._base = base
+        self._hash_text_ids = hash_text_ids
+        self._text_id_key = text_id_key     # where the key is: each worker reads it
+        self._key: Optional[bytes] = None
+
+    def setup(self):
+        if self._hash_text_ids and self._text_id_key is not None:
+            self._key = self._text_id_key.load(read_secret_file)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_key": None}   # the key never travels with the DoFn
 
     def process(self, readable_file) -> Iterable:
-        path = readable_file.metadata.path
+        path = read_lib.source_name(readable_file.metadata.path, self._base)
         fmt = read_lib.format_for_path(path, self._format)
+        if self._hash_text_ids and self._text_id_key is not None and self._key is None:
+            self.setup()
+        source = read_lib.hashed_name(path, self._key) \
+            if fmt == "text" and self._hash_text_ids else path
         timer = _Timer("read")
         emitted = 0
+        count("records_in", 0)   # present even for an empty file: zero is a checked count
         try:
             # Raw bytes: read_records decompresses itself, with bounded memory and
             # an error for a truncated stream (Beam's CompressedFile has neither).
-            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+            read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
+            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as opened:
+                handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
-                    handle, path, fmt, self._id_field, self._text_field, self._max_chars)
+                    handle, path, fmt, self._id_field, self._text_field, self._max_chars,
+                    source=source)
                 while True:
                     with timer:
                         result = next(records, StopIteration)
@@ -163,6 +186,7 @@ class ReadRecords(beam.DoFn):
                         count("blank_lines_skipped")
                         continue
                     emitted += 1
+                    read_bytes.report()
                     count("records_in")
                     if isinstance(result, DeadLetter):
                         yield dead_letter(result)
@@ -173,8 +197,56 @@ class ReadRecords(beam.DoFn):
         except Exception as error:  # a file that breaks mid-way: record where
             count("records_in")
             yield dead_letter(DeadLetter(
-                f"{path}:after-record-{emitted}", Reason.UNREADABLE_FILE,
+                f"{source}:after-record-{emitted}", Reason.UNREADABLE_FILE,
                 f"{read_lib.describe_read_error(error)} after {emitted} records"))
+        _ReadBytes(self._progress_dir, readable_file.metadata).finish_file()
+
+    def finish_bundle(self):
+        flush_progress(self._progress_dir)
+
+
+class _ReadBytes:
+    """Reports how far into a file the reader is, for the progress ETA (in the file's own,
+    raw bytes, compressed or not): counted as read, the rest when the file is done."""
+
+    _done: dict = {}   # path -> bytes already reported (per process)
+
+    def __init__(self, progress_dir: Optional[str], metadata):
+        self._progress = progress_lib.progress_file(progress_dir)
+        self._path = metadata.path
+        self._size = metadata.size_in_bytes or 0
+        self._counting: Optional[progress_lib.CountingReader] = None
+
+    def wrap(self, handle):
+        if self._progress is None:
+            return handle
+        self._counting = progress_lib.CountingReader(handle)
+        return self._counting
+
+    def report(self) -> None:
+        """One more record read."""
+        if self._progress is not None:
+            self._progress.add(records=1)
+        if self._counting is not None:
+            self._add(min(self._counting.count, self._size))
+
+    def finish_file(self) -> None:
+        if self._progress is not None:
+            self._add(self._size)
+            _ReadBytes._done.pop(self._path, None)
+
+    def _add(self, done: int) -> None:
+        reported = _ReadBytes._done.get(self._path, 0)
+        if done > reported:
+            self._progress.add(bytes_read=done - reported)
+            _ReadBytes._done[self._path] = done
+
+
+def flush_progress(progress_dir: Optional[str]) -> None:
+    """Writes this process's progress totals now (at the end of a bundle)."""
+    progress = progress_lib.progress_file(progress_dir)
+    if progress is not None:
+        progress.flush()
 
 
 _WORKING = threading.Lock()

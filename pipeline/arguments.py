@@ -1,0 +1,59 @@
+"""Strict `larvatus run` options: an argument neither Larvatus nor Beam knows is an error that suggests the closest."""
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn, Sequence
+
+from models.command_line import (  # noqa: F401  (the strict parser, shared with models' commands)
+    ArgumentParser, UsageError, closest, option_strings, report_usage_error, unrecognized,
+)
+
+# Everything after a bare `--` on `larvatus run` goes to Beam unchecked: options of a
+# runner that only its job server knows (Beam's `retain_unknown_options`).
+UNCHECKED = "--"
+
+
+def beam_parser() -> argparse.ArgumentParser:
+    """Every option Beam knows: those of all PipelineOptions subclasses, as Beam collects them.
+
+    Beam's own check (`PipelineOptions.get_all_options`) builds the same parser
+    from `PipelineOptions.__subclasses__()` but only warns about leftovers
+    ("Discarding unparseable args"); here they are errors. LarvatusOptions is one
+    of those subclasses, so its options are included.
+    """
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    class Strict(_BeamArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message)
+
+    parser = Strict(allow_abbrev=False, add_help=False, conflict_handler="resolve")
+    seen = {}
+    for cls in PipelineOptions.__subclasses__():
+        seen.setdefault(str(cls), cls)
+    for cls in seen.values():
+        cls._add_argparse_args(parser)  # pylint: disable=protected-access
+    return parser
+
+
+def split_unchecked(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(checked arguments, arguments after a bare `--` that go to Beam unchecked)."""
+    argv = list(argv)
+    if UNCHECKED in argv:
+        at = argv.index(UNCHECKED)
+        return argv[:at], argv[at + 1:]
+    return argv, []
+
+
+def check_job_arguments(argv: Sequence[str], larvatus_parser: argparse.ArgumentParser) -> None:
+    """Raises UsageError for an argument that is neither a Larvatus nor a Beam option.
+
+    `larvatus_parser` holds the Larvatus options with their types and choices,
+    so a bad value is reported with Larvatus's program name, before Beam sees it.
+    """
+    larvatus_known = option_strings(larvatus_parser)
+    _, rest = larvatus_parser.parse_known_args(list(argv))
+    beam = beam_parser()
+    _, extras = beam.parse_known_args(rest)
+    if extras:
+        raise UsageError(unrecognized(extras, larvatus_known + option_strings(beam)))

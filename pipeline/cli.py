@@ -1,0 +1,97 @@
+"""The `larvatus` command: run, show, report, evaluate, export and train behind one program name."""
+from __future__ import annotations
+
+import importlib
+import sys
+from importlib import metadata
+from typing import Optional, Sequence
+
+from pipeline.arguments import closest, report_usage_error
+
+PROG = "larvatus"
+# command -> (module whose main(argv, prog) runs it, one line for the command list)
+COMMANDS = {
+    "run": ("pipeline.run", "annotate and redact a corpus (an Apache Beam job)"),
+    "show": ("pipeline.show", "print a finished job's counts and a few redacted examples"),
+    "report": ("pipeline.report", "write a finished job's HTML report (displaCy)"),
+    "evaluate": ("models.evaluate", "score a model directory on CoNLL data"),
+    "export": ("models.export", "turn a Hugging Face NER checkpoint into a --model directory"),
+    "train": ("models.train", "fine-tune an encoder on CoNLL data (needs the train extra)"),
+}
+EXAMPLES = """examples:
+  larvatus run --input 'corpus/*.jsonl' --output out/
+  larvatus show out/
+  larvatus report out/            # writes out/report.html
+  larvatus export --checkpoint my-hf-ner/ --output my-model/ --precision int8 --optimize
+  larvatus run --input 'corpus/*.jsonl' --output out2/ --model my-model/
+
+'larvatus COMMAND --help' explains each command."""
+
+
+def version() -> str:
+    """`larvatus X.Y.Z (...)` from the installed packages' metadata (nothing imported)."""
+    def of(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    runtime = "onnxruntime-gpu" if of("onnxruntime-gpu") != "not installed" else "onnxruntime"
+    return (f"{PROG} {of('larvatus')} (apache-beam {of('apache-beam')}, {runtime} "
+            f"{of(runtime)}, spacy {of('spacy')}, python {sys.version.split()[0]})")
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    commands = "\n".join(f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items())
+    return (f"usage: {PROG} [-h] [-V] COMMAND [ARGS...]\n\n"
+            f"Annotate and anonymize text corpora: BERT NER on ONNX Runtime, on Apache Beam.\n\n"
+            f"commands:\n{commands}\n\n"
+            f"options:\n  -h, --help     show this help and exit\n"
+            f"  -V, --version  show the version and exit\n\n{EXAMPLES}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Dispatches `larvatus COMMAND ARGS...` to the command's own main; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print(usage(), file=sys.stderr)
+        return 2
+    first, rest = argv[0], argv[1:]
+    if first == "help" and rest and rest[0] in COMMANDS:   # `larvatus help run`
+        first, rest = rest[0], ["--help"]
+    if first in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    if first in ("-V", "--version"):
+        print(version())
+        return 0
+    if first not in COMMANDS:
+        suggestion = closest(first, COMMANDS) if not first.startswith("-") else None
+        kind = "option" if first.startswith("-") else "command"
+        hint = f" (did you mean '{suggestion}'?)" if suggestion else ""
+        return report_usage_error(
+            PROG, f"unknown {kind} {first!r}{hint}",
+            f"Commands: {', '.join(COMMANDS)}. See '{PROG} --help'.")
+    module = importlib.import_module(COMMANDS[first][0])
+    try:
+        return module.main(rest, prog=f"{PROG} {first}")
+    except BrokenPipeError:   # `larvatus run --help-beam | head`
+        sys.stderr.close()
+        return 0
+
+
+def console_main() -> None:
+    """The `larvatus` console script."""
+    status = main()
+    if status == 130:   # see pipeline.run.console_main
+        sys.stdout.flush()
+        sys.stderr.flush()
+        import os
+
+        os._exit(status)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,0 +1,132 @@
+"""Checks on the input before a job starts: the id and text fields exist, and how many bytes there are to read."""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, Optional, Sequence
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.options import OptionsError
+from transforms.read import format_for_path
+
+SAMPLE_RECORDS = 100        # JSONL records looked at before starting
+SAMPLE_BYTES = 1 << 20      # at most this much of a JSONL file
+MAX_FIELDS_LISTED = 30
+FILES_TRIED = 5             # files of a format tried for a readable sample
+
+LOG = logging.getLogger(__name__)
+
+
+def input_files(pattern: str) -> list:
+    """The files `pattern` matches (Beam FileMetadata: path, size_in_bytes)."""
+    return list(FileSystems.match([pattern])[0].metadata_list)
+
+
+def total_bytes(files: Sequence) -> Optional[int]:
+    """Their total size in bytes, or None when a file system does not say."""
+    sizes = [getattr(f, "size_in_bytes", None) for f in files]
+    if not sizes or any(s is None for s in sizes):
+        return None
+    return int(sum(sizes))
+
+
+def _fields_text(fields) -> str:
+    names = sorted(fields)
+    shown = ", ".join(names[:MAX_FIELDS_LISTED])
+    more = f" and {len(names) - MAX_FIELDS_LISTED} more" if len(names) > MAX_FIELDS_LISTED else ""
+    return (shown + more) if names else "(none)"
+
+
+def jsonl_fields(path: str) -> tuple[int, dict[str, int]]:
+    """(objects read, how many of them have each field) over the first records of a JSONL file.
+
+    Reads field names only, never values; lines that are not JSON objects are
+    skipped (they are the data's problem, dead-lettered in the job).
+    """
+    seen: dict[str, int] = {}
+    objects = 0
+    consumed = 0
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
+        for line in iter(handle.readline, b""):
+            consumed += len(line)
+            if line.strip():
+                try:
+                    record = json.loads(line.decode("utf-8").lstrip("\ufeff"))
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    record = None
+                if isinstance(record, dict):
+                    objects += 1
+                    for key in record:
+                        seen[key] = seen.get(key, 0) + 1
+            if objects >= SAMPLE_RECORDS or consumed >= SAMPLE_BYTES:
+                break
+    return objects, seen
+
+
+def parquet_fields(path: str) -> dict[str, str]:
+    """A Parquet file's columns and their types, from its footer."""
+    import pyarrow.parquet as pq
+
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        schema = pq.ParquetFile(handle).schema_arrow
+    return {field.name: str(field.type) for field in schema}
+
+
+def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[str, Any]:
+    """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
+    fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
+    as unreadable_file), not a reason to refuse the job."""
+    for path in paths[:FILES_TRIED]:
+        try:
+            found = read(path)
+        except Exception as error:   # corrupt footer, truncated stream, I/O error
+            LOG.debug("field check: %s unreadable (%s), trying the next file", path,
+                      type(error).__name__)
+            continue
+        if found:
+            return path, found
+    return "", None
+
+
+def _jsonl_sample(path: str) -> Optional[tuple[int, dict[str, int]]]:
+    objects, seen = jsonl_fields(path)
+    return (objects, seen) if objects else None
+
+
+def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
+                 text_field: str) -> None:
+    """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.
+
+    Looks at the schema of the first readable Parquet file and the first records of
+    the first JSONL file holding JSON objects (a few files are tried; when none can be
+    read there is nothing to check and the job dead-letters them). `id_field` None
+    means the default: `id` when present, else the record's source, so it is not checked.
+    """
+    by_format: dict[str, list[str]] = {}
+    for metadata in files:
+        by_format.setdefault(format_for_path(metadata.path, input_format), []).append(
+            metadata.path)
+    wanted = [("--text-field", text_field)] + ([("--id-field", id_field)] if id_field else [])
+    path, columns = _first_readable(by_format.get("parquet", []), parquet_fields)
+    if columns:
+        for option, name in wanted:
+            if name not in columns:
+                raise OptionsError(
+                    f"{option} {name!r} is not a column of {path}; its columns: "
+                    f"{_fields_text(columns)}. Pass {option} with one of them.")
+        text_type = columns[text_field]
+        if not ("string" in text_type or "binary" in text_type):
+            raise OptionsError(
+                f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
+                f"columns: {_fields_text(columns)}.")
+    path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
+    if sample:
+        objects, seen = sample
+        for option, name in wanted:
+            if name not in seen:
+                raise OptionsError(
+                    f"{option} {name!r} is in none of the first {objects} records of "
+                    f"{path}; their fields: {_fields_text(seen)}. Pass {option} with one "
+                    f"of them.")

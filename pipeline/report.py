@@ -1,0 +1,183 @@
+"""`larvatus report OUT`: a self-contained HTML page of a finished job, drawn with spaCy's displaCy."""
+from __future__ import annotations
+
+import html
+import sys
+from typing import Optional, Sequence
+
+import pyarrow.parquet as pq
+
+from models.command_line import ArgumentParser, parse_or_report
+from pipeline import storage
+from pipeline.layout import SUMMARY_NAME, annotation_files_pattern, join
+from pipeline.show import IncompleteRun, riskiest
+
+REPORT_NAME = "report.html"
+SAMPLE_CHARS = 3000   # of each sample document's redacted text
+# Placeholder colours: names warm, places green, organisations blue, identifiers grey.
+COLORS = {"PER": "#f6b26b", "LOC": "#93c47d", "ORG": "#6fa8dc", "MISC": "#c27ba0",
+          "ADDRESS": "#b6d7a8", "DATE": "#d9d2e9"}
+PATTERN_COLOR = "#cccccc"
+
+CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em auto;
+       max-width: 70em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .5em 0; }
+td, th { border: 1px solid #ddd; padding: .25em .7em; text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.banner { background: #fce8e6; border: 2px solid #d93025; padding: .8em; font-weight: bold; }
+.ok { color: #188038; } .bad { color: #d93025; font-weight: bold; }
+.doc { border: 1px solid #eee; border-radius: 6px; padding: .2em 1em; margin: 1em 0; }
+.meta { color: #666; font-size: .9em; }
+"""
+
+
+def _table(rows: Sequence[tuple], header: tuple) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(
+            f'<td class="n">{v:,}</td>' if isinstance(v, int) else f"<td>{html.escape(str(v))}</td>"
+            for v in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>" if rows else "<p>none</p>"
+
+
+def _render(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    """displaCy's entity view of `text` with (start, end, label) spans (manual mode)."""
+    from spacy import displacy
+
+    labels = sorted({label for _, _, label in spans})
+    colors = {label: COLORS.get(label, PATTERN_COLOR) for label in labels}
+    doc = {"text": text, "ents": [{"start": s, "end": e, "label": label}
+                                  for s, e, label in sorted(spans)], "title": None}
+    return displacy.render(doc, style="ent", manual=True, page=False,
+                           options={"colors": colors})
+
+
+
+def build_report(output_dir: str, samples: int = 5) -> str:
+    """The report's HTML; raises IncompleteRun for a folder without a finished run."""
+    summary = storage.read_json(join(output_dir, SUMMARY_NAME))
+    if summary is None:
+        raise IncompleteRun(f"{output_dir}: incomplete run: no {SUMMARY_NAME}")
+    files = storage.list_files(annotation_files_pattern(output_dir))
+    kept_text = bool(summary.get("options", {}).get("keep_text"))
+    parts = [f"<h1>Larvatus report</h1><p class='meta'>{html.escape(output_dir)}</p>"]
+    if kept_text:
+        parts.append("<p class='banner'>WARNING: this run kept the original text "
+                     "(--keep-text). This page shows it: it is NOT shareable.</p>")
+    ok = summary.get("counts_add_up")
+    parts.append(
+        f"<p>Records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
+        f"{summary['dead_lettered']:,} dead-lettered. "
+        + ("<span class='ok'>Every record is accounted for.</span>" if ok else
+           "<span class='bad'>The counts do not add up (or could not be checked).</span>")
+        + f" Words: {summary.get('words', 0):,}; wall time {summary.get('wall_seconds', 0)} s."
+          f" Model: {html.escape(str(summary.get('model', {}).get('name', '?')))}.</p>")
+    redacted = set(summary.get("options", {}).get("redact_labels", []))
+    parts.append("<h2>Entities by label</h2>" + _table(
+        [(label, count, "yes" if label in redacted else "no") for label, count in sorted(
+            summary.get("entities_by_label", {}).items(), key=lambda kv: -kv[1])],
+        ("label", "entities", "in --redact-labels"))
+        + "<p class='meta'>Entities of other labels that the recall-first rule hides (the "
+          "model half-thought they were names, places or organisations) keep their label: "
+          "they show as [MISC] below.</p>")
+    parts.append("<h2>Dead letters by reason</h2>" + _table(
+        sorted(summary.get("dead_lettered_by_reason", {}).items(), key=lambda kv: -kv[1]),
+        ("reason", "records")))
+    audit = summary.get("audit", {})
+    parts.append(
+        f"<h2>Audit: what still looks personal after redaction</h2><p>"
+        f"{audit.get('documents_flagged', 0):,} document(s) with findings.</p>"
+        + _table(sorted(audit.get("findings_by_kind", {}).items(), key=lambda kv: -kv[1]),
+                 ("kind", "findings")))
+    parts.append("<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
+    for findings, row in riskiest(files, samples):
+        parts.append(_sample(files, row["id"], findings, kept_text))
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Larvatus report</title><style>{CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>")
+
+
+def _sample(files: list[str], doc_id: str, findings: int, kept_text: bool) -> str:
+    columns = ["id", "redacted_text", "replacements", "audit"] + (
+        ["text", "entities"] if kept_text else [])
+    row = None
+    for path in files:
+        with storage.open_binary(path) as handle:
+            table = pq.read_table(handle, columns=columns)
+        for candidate in table.to_pylist():
+            if candidate["id"] == doc_id:
+                row = candidate
+                break
+        if row is not None:
+            break
+    text = row["redacted_text"][:SAMPLE_CHARS]
+    spans = [(r["start"], r["end"], r["label"]) for r in row["replacements"]
+             if r["end"] <= len(text)]
+    out = [f"<div class='doc'><p class='meta'>id {html.escape(str(doc_id))} &middot; "
+           f"audit findings {findings}</p>{_render(text, spans)}"]
+    if kept_text:
+        original = row["text"][:SAMPLE_CHARS]
+        ents = [(e["start"], e["end"], e["label"]) for e in row["entities"]
+                if e["end"] <= len(original)]
+        out.append("<p class='meta'>original text (kept with --keep-text)</p>"
+                   + _render(original, ents))
+    out.append("</div>")
+    return "".join(out)
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") -> int:
+    parser = ArgumentParser(
+        prog=prog, description="Write a finished job's HTML report: counts per label, dead-"
+        "letter reasons, the audit, and the redacted text of the riskiest documents with "
+        "their placeholders highlighted (spaCy displaCy). The original text appears only "
+        "if the run kept it (--keep-text), under a warning banner.",
+        epilog="examples:\n  larvatus report out/            # writes out/report.html\n"
+               "  larvatus report out/ --html /tmp/r.html --samples 10")
+    parser.add_argument("output_dir", help="A finished job's --output folder.")
+    parser.add_argument("--html", default=None,
+                        help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
+    parser.add_argument("--samples", type=int, default=5,
+                        help="Documents shown, riskiest first. Default: 5.")
+    args, status = parse_or_report(parser, argv)
+    if args is None:
+        return status
+    try:
+        page = build_report(args.output_dir, args.samples)
+    except IncompleteRun as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
+    target = args.html or join(args.output_dir, REPORT_NAME)
+    with open(target, "w", encoding="utf-8") if storage.is_local(target) else \
+            _remote_text(target) as handle:
+        handle.write(page)
+    print(f"report: {target} (open it in a browser: file://{storage.absolute(target)})"
+          if storage.is_local(target) else f"report: {target}")
+    return 0
+
+
+class _remote_text:
+    """A text file on a Beam filesystem, written on close."""
+
+    def __init__(self, path: str):
+        self._path = path
+        self._chunks: list[str] = []
+
+    def __enter__(self):
+        return self
+
+    def write(self, text: str) -> None:
+        self._chunks.append(text)
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            from apache_beam.io.filesystems import FileSystems
+
+            with FileSystems.create(self._path, mime_type="text/html") as handle:
+                handle.write("".join(self._chunks).encode("utf-8"))
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

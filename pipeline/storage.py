@@ -1,0 +1,208 @@
+"""The output folder through Beam's FileSystems: refuse or replace old output, stage, publish."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import uuid
+from typing import Optional
+
+from pipeline.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, BEAM_TEMP_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR,
+    PARTIAL_SUFFIX, STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern,
+    dead_letter_files_pattern, join,
+)
+
+_OUR_DIRS = (ANNOTATIONS_DIR, DEAD_LETTERS_DIR)
+
+
+def _fs():
+    """Beam's FileSystems, imported on first use (`pipeline.show` starts without Beam)."""
+    from apache_beam.io.filesystems import FileSystems
+
+    return FileSystems
+
+
+def _uncompressed():
+    from apache_beam.io.filesystem import CompressionTypes
+
+    return CompressionTypes.UNCOMPRESSED
+
+
+class OutputError(ValueError):
+    """The output folder cannot take this run (a bad option, not bad data)."""
+
+
+def is_local(path: str) -> bool:
+    """Whether a path has no filesystem scheme (gs://, s3://, hdfs://, ...)."""
+    return "://" not in path
+
+
+def absolute(path: str) -> str:
+    """Local paths made absolute at launch (workers have other working directories)."""
+    return os.path.abspath(path) if is_local(path) else path
+
+
+def _matched(patterns: list[str]) -> list[str]:
+    """Paths matching the patterns: local files and folders (Beam's local match lists no
+    folders), or a remote store's objects (folders there are name prefixes: `X/**`)."""
+    local = [p for p in patterns if is_local(p)]
+    paths = [path for pattern in local for path in glob.glob(pattern)]
+    remote = [p for p in patterns if not is_local(p)]
+    if remote:
+        remote += [p.rstrip("/") + "/**" for p in remote]
+        for result in _fs().match(remote):
+            paths += [m.path for m in result.metadata_list]
+    return paths
+
+
+def is_folder(path: str) -> bool:
+    """Whether a path names a folder: a local directory, or on a remote store a name
+    that is no object itself but has objects below it (`gs://bucket/corpus`)."""
+    if is_local(path):
+        return os.path.isdir(path)
+    return not _exists(path) and bool(_matched([path.rstrip("/") + "/"]))
+
+
+def _exists(path: str) -> bool:
+    return _fs().exists(path)
+
+
+def previous_output(output_dir: str) -> tuple[list[str], bool]:
+    """Larvatus's files (and leftovers of interrupted runs) in `output_dir`, and whether the
+    earlier run there completed (its summary, written last, exists)."""
+    ours = _matched([
+        annotation_files_pattern(output_dir), dead_letter_files_pattern(output_dir),
+        join(output_dir, ANNOTATIONS_PREFIX + "-*"), join(output_dir, DEAD_LETTER_PREFIX + "-*"),
+        join(output_dir, STAGING_PREFIX + "*"), join(output_dir, BEAM_TEMP_PREFIX + "*"),
+        join(output_dir, SUMMARY_NAME + ".*" + PARTIAL_SUFFIX),
+        join(output_dir, ANNOTATIONS_DIR, BEAM_TEMP_PREFIX + "*"),
+        join(output_dir, DEAD_LETTERS_DIR, BEAM_TEMP_PREFIX + "*")])
+    summary = join(output_dir, SUMMARY_NAME)
+    complete = _exists(summary)
+    if complete:
+        ours.append(summary)
+    return sorted(set(ours)), complete
+
+
+def check_output(output_dir: str, overwrite: bool) -> None:
+    """Refuses an --output that is a file, or that holds earlier output without --overwrite.
+
+    Deletes nothing: the old output is replaced only when the new run has finished.
+    """
+    if is_local(output_dir):
+        _check_local_folder(output_dir)
+    ours, complete = previous_output(output_dir)
+    if ours and not overwrite:
+        state = "a complete Larvatus run" if complete else (
+            "an INCOMPLETE Larvatus run (interrupted: no _SUMMARY.json)")
+        raise OutputError(
+            f"{output_dir} already holds {state} ({len(ours)} files or folders); pass "
+            f"--overwrite to replace it (only once the new run has finished) or choose "
+            f"another --output.")
+
+
+def _check_local_folder(output_dir: str) -> None:
+    """A local --output must be a folder, or a path where one can be made."""
+    if os.path.exists(output_dir):
+        if not os.path.isdir(output_dir):
+            raise OutputError(f"--output {output_dir} is a file; give a folder")
+        return
+    parent = os.path.dirname(output_dir)
+    while parent and not os.path.exists(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise OutputError(f"--output {output_dir}: {parent} is a file, so no folder can be "
+                          f"made there; give a folder")
+
+
+def new_staging_dir(output_dir: str) -> str:
+    """A fresh folder inside OUTPUT where this run's Parquet files are written first."""
+    return join(output_dir, STAGING_PREFIX + uuid.uuid4().hex[:12])
+
+
+def _delete(paths: list[str]) -> None:
+    for path in paths:
+        if is_local(path):
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            elif os.path.lexists(path):
+                os.remove(path)
+        elif _exists(path):
+            _fs().delete([path])
+
+
+def publish(staging_dir: str, output_dir: str, summary: dict) -> None:
+    """Replaces OUTPUT's earlier files with the staged ones, then writes the summary last."""
+    staged = _matched([annotation_files_pattern(staging_dir),
+                       dead_letter_files_pattern(staging_dir)])
+    old, _ = previous_output(output_dir)
+    summary_path = join(output_dir, SUMMARY_NAME)
+    # the old summary goes first: from here until the new one is written, the folder
+    # reads as an incomplete run, never as a complete one with a mix of files
+    _delete([p for p in old if p == summary_path])
+    _delete([p for p in old if p != summary_path and not p.startswith(staging_dir)])
+    for sub in _OUR_DIRS:
+        target = join(output_dir, sub)
+        if is_local(target):
+            os.makedirs(target, exist_ok=True)
+        elif not _exists(target):
+            _fs().mkdirs(target)
+    sources = [p for p in staged]
+    targets = [join(output_dir, *p[len(staging_dir):].strip("/").split("/")) for p in staged]
+    if sources:
+        _fs().rename(sources, targets)
+    discard(staging_dir)
+    write_json(join(output_dir, SUMMARY_NAME), summary)
+
+
+def discard(staging_dir: str) -> None:
+    """Removes a run's staging folder (failed, interrupted or published)."""
+    if is_local(staging_dir):
+        shutil.rmtree(staging_dir, ignore_errors=True)
+        return
+    _delete(_matched([staging_dir]))
+
+
+def write_json(path: str, value: dict) -> None:
+    """Writes a JSON file whole or not at all: locally through a temporary file renamed
+    into place; an object store makes an object visible only once it is closed."""
+    data = json.dumps(value, indent=2).encode("utf-8")
+    if is_local(path):
+        partial = f"{path}.{uuid.uuid4().hex[:12]}{PARTIAL_SUFFIX}"
+        with open(partial, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+        return
+    with _fs().create(path, mime_type="application/json",
+                      compression_type=_uncompressed()) as handle:
+        handle.write(data)
+
+
+class UnreadableJson(ValueError):
+    """A JSON file that exists but does not parse (cut short, or not ours)."""
+
+
+def read_json(path: str) -> Optional[dict]:
+    """A JSON file's content, or None when it does not exist; UnreadableJson when it
+    does not parse."""
+    if not _exists(path):
+        return None
+    with _fs().open(path, compression_type=_uncompressed()) as handle:
+        data = handle.read()
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError as error:
+        raise UnreadableJson(f"{path} is not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise UnreadableJson(f"{path} holds no JSON object")
+    return value
+
+
+def list_files(pattern: str) -> list[str]:
+    return sorted(_matched([pattern]))
+
+
+def open_binary(path: str):
+    return _fs().open(path, compression_type=_uncompressed())

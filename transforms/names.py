@@ -1,0 +1,164 @@
+"""Name span rules after the model: firm legal forms, institutions at a place, place particles."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Sequence
+
+from transforms.audit import common_words
+from transforms.records import EntitySpan
+
+# The model's entity types; only redacted spans of these types are extended or joined.
+_MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+# Score of an ORG span found by its legal form alone (no model span under it).
+SCORE_LEGAL_FORM = 0.9
+
+_H = r"[ \t]"
+# Legal forms matched in any casing: three or more letters, or dotted.
+_LEGAL_ANY_CASE = (
+    r"ltd\.?|limited|llc|l\.l\.c\.|llp|l\.l\.p\.|inc\.?|incorporated|corp\.?|corporation|"
+    r"co\.|plc|p\.l\.c\.|gmbh|ggmbh|mbh|kgaa|ohg|gbr|b\.\s?v\.|n\.\s?v\.|"
+    r"vof|a/s|aps|asa|oyj|s\.a\.s\.|sas|sarl|s\.a\.r\.l\.|s\.à\s?r\.l\.|s\.a\.|s\.l\.l\.|s\.l\.|"
+    r"s\.p\.a\.|spa|s\.r\.l\.|srl|s\.c\.|s\.coop\.|sp\.\s?z\s?o\.o\.|lda\.")
+# Two-letter forms only as firms write them (canonical or capitals), so "Berlin se" is not a
+# firm, nor "London e.g." one; "AS" and "CO" are left out (English words in capitals).
+_LEGAL_EXACT = (r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP|"
+                r"[eE]\.[ ]?G\.|[eE]\.[ ]?V\.")
+# Firm endings that are not legal forms: taken after a model span, never alone.
+_ENDINGS = (r"sons|söhne|sohne|zonen|fils|hijos|figli|partners|partner|associates|"
+            r"asociados|holdings?|group|gruppe|stiftung")
+_LEGAL = rf"(?:(?i:{_LEGAL_ANY_CASE})(?!\w)|(?:{_LEGAL_EXACT})(?![\w/]))"
+_FORM = rf"(?:{_LEGAL}|(?i:{_ENDINGS})(?!\w))"
+_JOINER = r"(?:&|(?i:and|und|en|et|y|e)(?!\w))"
+# One or more forms after a name: "GmbH & Co. KG", "and Sons", ", Inc.", "S.A.".
+_FORMS_AFTER_RE = re.compile(rf"(?:,?{_H}+(?:{_JOINER}{_H}+)?{_FORM})+")
+# A firm that the model did not see: one to four capitalised words and a legal form
+# ("LÖWER PRUSCHKE E.G.", "Nordic Freight A/S").
+_CAP_WORD = r"[^\W\d_][\w'’-]*"
+_FIRM_RE = re.compile(
+    rf"(?<![\w'’.-])(?P<name>{_CAP_WORD}(?:{_H}+{_CAP_WORD}){{0,3}})"
+    rf"(?P<forms>,?{_H}+{_LEGAL}(?:,?{_H}+(?:{_JOINER}{_H}+)?{_FORM})*)")
+_NAME_WORD_RE = re.compile(r"\S+")
+# Institutions named after their place: "County Court at Glasgow", "University of Leeds".
+_INSTITUTIONS = frozenset(
+    "court courts tribunal university college school academy institute hospital clinic "
+    "infirmary council bank museum library church cathedral centre center office prison "
+    "police station".split())
+_INSTITUTION_LINK_RE = re.compile(rf"{_H}+(?i:at|of|in|for|de|du|des|der|di|van|von){_H}+\Z")
+# Place names with a particle and a second name: "Frankfurt am Main", "Newcastle upon Tyne",
+# "Halle an der Saale", "Châlons-en-Champagne" is one word already.
+_PLACE_PARTICLE_RE = re.compile(
+    rf"{_H}+(?i:am|an{_H}+der|ob{_H}+der|im|upon|sur|sous|bei|on{_H}+the)"
+    rf"{_H}+(?P<word>[^\W\d_][\w'’-]*)")
+
+
+def _redacted_model_span(span: EntitySpan, labels: frozenset[str]) -> bool:
+    return span.label in _MODEL_TYPES and (span.redacted or span.label in labels)
+
+
+def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -> bool:
+    return not any(s is not skip and s.start < end and start < s.end for s in spans)
+
+
+def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
+                       labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """A redacted model span followed by a legal form ("Ruiz" + " Inc", "van Bergen" + " BV",
+    "Müller" + " GmbH & Co. KG") takes the form in and becomes ORG; one to four capitalised
+    words followed by a legal form with no span on them become a redacted ORG span.
+    Nothing crosses a line break; words already in another span are left to it.
+    """
+    out = list(spans)
+    for i, span in enumerate(out):
+        if not _redacted_model_span(span, labels):
+            continue
+        m = _FORMS_AFTER_RE.match(text, span.end)
+        if m and _free(span.end, m.end(), out, span):
+            out[i] = replace(span, end=m.end(), label="ORG", redacted=True)
+    common = common_words()
+    for m in _FIRM_RE.finditer(text):
+        # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
+        words = list(_NAME_WORD_RE.finditer(m.group("name")))
+        kept = 0
+        while kept < len(words) and words[-1 - kept].group()[0].isupper() \
+                and words[-1 - kept].group().lower() not in common:
+            kept += 1
+        if not kept:
+            continue
+        words = words[-kept:]
+        form = m.group("forms").lstrip(", \t")
+        if form.islower() and not form.startswith(("plc", "p.l.c.")):
+            continue  # "Sri Lanka in the third day-night limited overs"
+        start, end = m.start("name") + words[0].start(), m.end()
+        # Model spans on part of the firm ("Dippel Bruder e." tagged ORG) are taken in.
+        parts = [s for s in out if s.start < end and start < s.end]
+        if any(s.label not in _MODEL_TYPES for s in parts):
+            continue
+        start = min([start] + [s.start for s in parts])
+        end = max([end] + [s.end for s in parts])
+        if "\n" in text[start:end]:
+            continue
+        out = [s for s in out if not any(s is p for p in parts)]
+        out.append(EntitySpan(start, end, "ORG", min([SCORE_LEGAL_FORM] + [p.score for p in parts]),
+                              redacted=True))
+    return tuple(sorted(out, key=lambda s: s.start))
+
+
+def join_institution_places(text: str, spans: Sequence[EntitySpan],
+                            labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """A redacted ORG span ending in an institution word, then "at", "of", "in"... and
+    another redacted model span on the same line ("COUNTY COURT" + " AT " + "GLASGOW")
+    become one ORG span, so the linking word is not left between two placeholders.
+    """
+    ordered = sorted(spans, key=lambda s: s.start)
+    out: list[EntitySpan] = []
+    for span in ordered:
+        if out:
+            last = out[-1]
+            words = text[last.start:last.end].split()
+            if last.label == "ORG" and _redacted_model_span(last, labels) \
+                    and _redacted_model_span(span, labels) and words \
+                    and words[-1].lower() in _INSTITUTIONS \
+                    and _INSTITUTION_LINK_RE.search(text[last.end:span.start]):
+                out[-1] = replace(last, end=span.end, score=min(last.score, span.score),
+                                  redacted=True)
+                continue
+        out.append(span)
+    return tuple(out)
+
+
+def extend_place_particles(text: str, spans: Sequence[EntitySpan],
+                           labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """A redacted LOC span followed by a place-name particle and a capitalised word
+    ("Frankfurt" + " am Main", "Newcastle" + " upon Tyne") takes both in. The word must not be
+    a common word, a month or a weekday ("Berlin am Montag" stays as it is).
+    """
+    out = list(spans)
+    common = common_words()
+    for i, span in enumerate(out):
+        if span.label != "LOC" or not _redacted_model_span(span, labels):
+            continue
+        # The particle may already be in the span ("Frankfurt am" tagged LOC).
+        line_end = text.find("\n", span.end)
+        m = next((m for m in _PLACE_PARTICLE_RE.finditer(
+            text, span.start, len(text) if line_end < 0 else line_end)
+            if m.start() <= span.end < m.end("word")), None)
+        if not m or not m.group("word")[0].isupper() or m.group("word").lower() in common \
+                or m.group("word").lower() in _GERMAN_DATES:
+            continue
+        if _free(span.end, m.end(), out, span):
+            out[i] = replace(span, end=m.end())
+    return tuple(out)
+
+
+_GERMAN_DATES = frozenset(
+    "montag dienstag mittwoch donnerstag freitag samstag sonntag morgen abend mittag "
+    "wochenende januar februar märz april mai juni juli august september oktober november "
+    "dezember anfang ende".split())
+
+
+def apply_name_rules(text: str, spans: Sequence[EntitySpan],
+                     labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+    """The rules above in order: legal forms, institutions at a place, place particles."""
+    spans = extend_legal_forms(text, spans, labels)
+    spans = join_institution_places(text, spans, labels)
+    return extend_place_particles(text, spans, labels)
