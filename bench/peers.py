@@ -14,7 +14,7 @@ One run measures, on the same documents, each system in its own subprocess
    entity annotations `models.evaluate --text-level` scores).
 2. **HF** - `transformers.pipeline("token-classification", aggregation_strategy="first",
    stride=64)` in PyTorch fp32 over the PyTorch checkpoint of the same weights
-   (`--hf-checkpoint`, default runs/ckpt-case), windows of the model's 256 pieces,
+   (`--hf-checkpoint`, default the checkpoint the model directory records), windows of the model's 256 pieces,
    batch_size 8. Larvatus's models read each word's casing from the token type ids
    (`larvatus_type_ids: casing` in the checkpoint's config): plain `pipeline()` would feed
    zeros, so by default (`--hf-type-ids auto`) a subclass of the pipeline puts each
@@ -665,9 +665,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                              "PER/LOC/ORG become entities, as redaction wants); 1 keeps the "
                              "model's argmax tags, the entity annotations models.evaluate "
                              "scores (default: default,1).")
-    parser.add_argument("--hf-checkpoint", default=DEFAULT_CHECKPOINT,
-                        help="PyTorch checkpoint of the same weights for the HF row (default "
-                             f"{DEFAULT_CHECKPOINT}); the row is skipped when it is missing.")
+    parser.add_argument("--hf-checkpoint", default=None,
+                        help="PyTorch checkpoint of the same weights for the HF row (default: "
+                             "the checkpoint the first --model records in larvatus_model.json, "
+                             f"else {DEFAULT_CHECKPOINT}); the row is skipped when it is missing.")
     parser.add_argument("--hf-type-ids", choices=("auto", "casing", "zeros"), default="auto",
                         help="Token type ids for the HF pipeline: auto (default) follows the "
                              "checkpoint's larvatus_type_ids; zeros is plain pipeline().")
@@ -711,6 +712,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         parser.error(f"unknown system(s) {unknown}; choose from {SYSTEMS}")
     args.corpus = list(CORPORA) if args.corpus == "both" else [args.corpus]
     args.model = args.model or [DEFAULT_MODEL]
+    if args.hf_checkpoint is None:
+        args.hf_checkpoint = recorded_checkpoint(args.model[0]) or DEFAULT_CHECKPOINT
     args.larvatus_thresholds = [t.strip() for t in args.larvatus_thresholds.split(",")
                                 if t.strip()]
     for threshold in args.larvatus_thresholds:

@@ -188,7 +188,10 @@ def targets(args: argparse.Namespace) -> dict:
         out[key] = {"prepared": prepared, "measured": measured,
                     **rep.report(prepared, measured, sub.repeats, ort_target)}
     label = next(iter(out["documents"]["prepared"]["models"]))
-    checks = rep.target_checks(out["documents"]["figures"], out["million"]["figures"], label)
+    names = [f"{out[key]['prepared']['corpus']['documents']:,} documents "
+             f"({out[key]['prepared']['corpus']['words']:,} words)" for key in ("documents", "million")]
+    checks = rep.target_checks(out["documents"]["figures"], out["million"]["figures"], label,
+                               names)
     print("\nIssue 11 targets (words/s ratios; Larvatus timed as a whole process, in brackets "
           "its pipeline wall time):")
     for line in rep.target_lines(checks):

@@ -296,6 +296,7 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
     assert processes_per_machine(PipelineOptions(configs["1 process x 2 threads"])) == 1
     assert list(parallel.configs_for(4))[1] == "4 processes x 1 thread"
 
+
 # --------------------------------------------------------------------------- progress overhead
 
 def test_progress_overhead_command_lines(tmp_path):

@@ -182,7 +182,11 @@ def test_cache_directory_names_the_settings(tmp_path):
 def test_cli_defaults_and_choices():
     args = peers.parse_args([])
     assert args.corpus == ["conll", "news"] and args.model == [peers.DEFAULT_MODEL]
-    assert args.systems == list(peers.SYSTEMS) and args.hf_checkpoint == peers.DEFAULT_CHECKPOINT
+    assert args.systems == list(peers.SYSTEMS)
+    # The HF row's weights: the checkpoint the embedded model was exported from.
+    recorded = json.loads((REPO / "models" / "default" / "larvatus_model.json").read_text())
+    assert args.hf_checkpoint == recorded["checkpoint"]
+    assert peers.parse_args(["--model", "elsewhere"]).hf_checkpoint == peers.DEFAULT_CHECKPOINT
     assert args.spacy_train_minutes == 10.0 and args.repeats == 3
     args = peers.parse_args(["--corpus", "news", "--systems", "larvatus,spacy",
                              "--model", "a", "--model", "b"])
