@@ -9,7 +9,7 @@ One run measures, on the same documents, each system in its own subprocess
    are read back from the Parquet files (model detections; the propagated mentions are
    left out of F1 and counted apart, pattern labels such as DATE are not scored). Two rows
    by default (`--larvatus-thresholds default,1`): the CLI's defaults, whose recall-first
-   redaction decision (`--redact-threshold`, 0.05) turns low-probability words of
+   redaction decision (the default `--redact-threshold`) turns low-probability words of
    PER/LOC/ORG into entities, and `--redact-threshold 1`, the model's argmax tags (the
    entity annotations `models.evaluate --text-level` scores).
 2. **HF** - `transformers.pipeline("token-classification", aggregation_strategy="first",
