@@ -50,9 +50,11 @@ Usage (from the repository root, in the venv with the `bench` and `train` extras
     python bench/peers.py --docs 10 --repeats 1 --spacy-train-minutes 1 --idle-wait 0
     python bench/peers.py --corpus news --systems larvatus,spacy
     python bench/peers.py --model models/default --model runs/model-case-int8 --json p.json
+    python bench/peers.py --corpus conll --repeats 1 --cache /tmp/peers   # F1 only, elsewhere
 
 The spaCy model is trained once per (seed, minutes) and cached under
-bench/.cache/spacy-conll/. The machines this runs on are noisy: trust medians.
+CACHE/spacy-conll/ (`--cache`, default bench/.cache/). The machines this runs on are
+noisy: trust medians.
 """
 from __future__ import annotations
 
