@@ -20,8 +20,10 @@ TRAIN = [
     "onnx>=1.16",
 ]
 # faker: the privacy benchmark's generator tests; pandas, duckdb, polars: the README's
-# snippets that read the output folder are tested with them.
-TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1"]
+# snippets that read the output folder are tested with them; presidio-analyzer: the
+# peers benchmark's tests run its driver on a tiny corpus (bench/peers.py).
+TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1",
+        "presidio-analyzer>=2.2"]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 

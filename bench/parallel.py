@@ -4,18 +4,21 @@ Runs `python -m pipeline.run` (a subprocess each time, the whole process timed) 
 sample corpus repeated `--copies` times (ids made unique), in these configurations,
 interleaved `--repeats` times:
 
-- `1 process`: the DirectRunner's default in-memory mode;
-- `2 processes`: `--direct_num_workers 2 --direct_running_mode multi_processing` (the
-  handler gives each process cores/2 intra-op threads, spinning off);
-- `2 processes, --large-model`: the same with one model copy shared by both processes;
+- `1 process x N threads`: the DirectRunner's default in-memory mode, one ONNX Runtime
+  session with N intra-op threads (`--intra-op-threads N`; N = `--cores`, by default the
+  cores this process may use);
+- `N processes x 1 thread`: `--direct_num_workers N --direct_running_mode multi_processing`
+  (the handler gives each process cores/N intra-op threads, spinning off);
+- `N processes x 1 thread, --large-model`: the same with one model copy shared by all;
 - with `--portable`, also `PortableRunner LOOPBACK` and `PortableRunner EXTERNAL`: Beam's
   Python local job service and an external SDK worker pool started here as subprocesses
   (the topology of tests/test_runners.py), the SDK workers in the pool's processes.
 
-For each it prints the median wall time, the summary's `worker_processes` counter (how
-many processes annotated at least one document: the Reshuffle after parsing is what
-spreads them) and how many documents' rows (`redacted_text`, or entity spans: start, end,
-label; scores aside) differ from the one-process run's. A model whose predictions depend on batch composition (dynamic int8
+For each it prints the median wall time of the whole process, words/s (the summary's
+word count over it), the summary's `worker_processes` counter (how many processes
+annotated at least one document: the Reshuffle after parsing is what spreads them) and
+how many documents' rows (`redacted_text`, or entity spans: start, end, label; scores
+aside) differ from the one-process run's. A model whose predictions depend on batch composition (dynamic int8
 quantization) makes rows differ between configurations, because documents are batched
 differently; a batch-independent model gives 0.
 
@@ -41,12 +44,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "pipeline" / "sample" / "news.jsonl"
-MULTI = ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
-CONFIGS = {
-    "1 process": [],
-    "2 processes": MULTI,
-    "2 processes, --large-model": MULTI + ["--large-model"],
-}
+
+
+def configs_for(cores: int) -> dict[str, list[str]]:
+    """The DirectRunner configurations compared on `cores` cores; the first is the reference."""
+    multi = ["--direct_num_workers", str(cores), "--direct_running_mode", "multi_processing"]
+    return {
+        f"1 process x {cores} threads": ["--intra-op-threads", str(cores)],
+        f"{cores} processes x 1 thread": multi,
+        f"{cores} processes x 1 thread, --large-model": multi + ["--large-model"],
+    }
 
 
 @contextmanager
@@ -136,7 +143,7 @@ def run_once(corpus: Path, output: Path, model: str, extra: list[str]) -> dict:
 
     summary = json.loads((output / SUMMARY_NAME).read_text())
     return {"wall": wall, "workers": summary["beam_counters"].get("worker_processes", 0),
-            "records_out": summary["records_out"]}
+            "records_out": summary["records_out"], "words": summary.get("words", 0)}
 
 
 def main(argv=None) -> int:
@@ -144,6 +151,9 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="embedded:default")
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)),
+                        help="N: compare 1 process x N threads with N processes x 1 thread "
+                             "(default: the cores this process may use).")
     parser.add_argument("--portable", action="store_true",
                         help="also run on PortableRunner (LOOPBACK, EXTERNAL worker pool)")
     args = parser.parse_args(argv)
@@ -159,7 +169,8 @@ def _nothing():
 
 
 def measure(tmp: Path, args, endpoints) -> int:
-    configs = dict(CONFIGS)
+    configs = configs_for(args.cores)
+    reference_name = next(iter(configs))
     if endpoints:
         job, pool = endpoints
         portable = ["--runner", "PortableRunner", "--job_endpoint", job]
@@ -179,10 +190,11 @@ def measure(tmp: Path, args, endpoints) -> int:
             outputs[name] = output
             print(f"  run {repeat + 1} {name}: {result['wall']:.1f} s, "
                   f"{result['workers']} worker processes", flush=True)
-    reference = rows(outputs["1 process"])
-    print("\n| configuration | median wall s | worker processes | rows differing from "
-          "1 process | of which redacted_text differs | entity spans differ |")
-    print("|---|---|---|---|---|---|")
+    reference = rows(outputs[reference_name])
+    print(f"\n| configuration | median wall s (whole process) | words/s | worker processes | "
+          f"rows differing from {reference_name} | of which redacted_text differs | "
+          f"entity spans differ |")
+    print("|---|---|---|---|---|---|---|")
     for name in configs:
         walls = [r["wall"] for r in results[name]]
         these = rows(outputs[name])
@@ -190,7 +202,9 @@ def measure(tmp: Path, args, endpoints) -> int:
         differ = [k for k in reference if these[k] != reference[k]]
         texts = sum(these[k][0] != reference[k][0] for k in differ)
         spans = sum(these[k][1] != reference[k][1] for k in differ)
+        words = results[name][-1]["words"]
         print(f"| {name} | {statistics.median(walls):.1f} | "
+              f"{words / statistics.median(walls):,.0f} | "
               f"{results[name][-1]['workers']} | {len(differ)} of {len(reference)} | "
               f"{texts} | {spans} |")
     print(f"\nload average at end {os.getloadavg()[0]:.1f}")

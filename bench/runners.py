@@ -241,7 +241,9 @@ def measure_ort(model_dir: str, docs: str, overlap: int, device: str = "cpu",
     spec, encoded, prep_seconds = load_encoded(model_dir, docs, overlap)
     model = load_session(spec, device, batch_tokens)
     windows = flatten_windows(encoded)
-    batches = plan_batches([len(w) for w in windows], model.batch_tokens)
+    # The same batches as Larvatus's handler: one window a call for dynamic int8.
+    per_call = model.windows_per_call
+    batches = plan_batches([len(w) for w in windows], model.batch_tokens, per_call)
     model.run(pad_batch([windows[i] for i in batches[0]]))  # warm-up: the largest batch
     calls = {"seconds": 0.0, "padded": 0}
 
@@ -253,12 +255,13 @@ def measure_ort(model_dir: str, docs: str, overlap: int, device: str = "cpu",
         return logits
 
     start = time.perf_counter()
-    run_in_batches(windows, model.batch_tokens, timed_call)
+    run_in_batches(windows, model.batch_tokens, timed_call, per_call)
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds, "session_run_seconds": calls["seconds"],
         "segment_encode_seconds": prep_seconds, "batches": len(batches),
-        "batch_tokens": model.batch_tokens, "windows": len(windows),
+        "batch_tokens": model.batch_tokens, "windows_per_call": per_call,
+        "windows": len(windows),
         "window_tokens": sum(len(w) for w in windows), "padded_tokens": calls["padded"],
         "device": model.device, "io_binding": model.io_binding,
         "providers": list(model.session.get_providers()),

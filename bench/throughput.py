@@ -29,6 +29,7 @@ Usage (from the repository root, in the venv with the `train` extra):
     python bench/throughput.py                        # 240 news-like documents, 3 repeats
     python bench/throughput.py --docs 20 --repeats 1  # a quick check
     python bench/throughput.py --words 1000000        # a million words, start-up amortised
+    python bench/throughput.py --targets              # issue 11's three ratios, one run
     python bench/throughput.py --corpus long          # 24 documents of 5,000-15,000 words
     python bench/throughput.py --memory-scaling       # Larvatus peak RSS on N and 10N docs
     python bench/throughput.py --device cuda          # see bench/gpu.sh
@@ -102,7 +103,7 @@ def legs(args: argparse.Namespace, prepared: dict) -> list[tuple[str, str, dict]
     """(name, runner, params) of every measurement: HF rows, raw ORT and Larvatus per model."""
     docs = prepared["corpus"]["path"]
     out: list[tuple[str, str, dict]] = []
-    if prepared["checkpoint"]:
+    if prepared["checkpoint"] and args.hf_config != "none":
         configs = list(HF_CONFIGS) if args.hf_config == "both" else [args.hf_config]
         for config in configs:
             out.append((f"hf-{config}", "bench.runners:measure_hf", {
@@ -163,6 +164,42 @@ def memory_scaling(args: argparse.Namespace, prepared: dict) -> dict:
             "target": rep.TARGET_MEMORY_RATIO}
 
 
+def targets(args: argparse.Namespace) -> dict:
+    """Issue 11's "done when", in one run: two corpora, then the three ratios.
+
+    1. The news documents (240 by default; `--docs`): HF as users run it, the raw loop
+       and Larvatus; Larvatus/HF-users >= 5x and Larvatus/raw >= 0.8, whole process.
+    2. A million words (`--words`): the raw loop and Larvatus, start-up amortised;
+       Larvatus/raw >= 0.9.
+    One precision only (int8 on CPU, fp16 on CUDA), `--repeats` interleaved repeats each.
+    """
+    phases = (("documents", {"docs": args.docs, "words": None, "hf_config": "users"},
+               rep.TARGET_VS_ORT),
+              ("million", {"docs": None, "words": args.words or 1_000_000, "hf_config": "none"},
+               rep.TARGET_VS_ORT_MILLION))
+    out: dict[str, Any] = {}
+    for key, overrides, ort_target in phases:
+        sub = argparse.Namespace(**{**vars(args), "corpus": "news", "no_fp32": True,
+                                    "targets": False, **overrides})
+        print(f"\n=== {key}: preparing the {corpus_spec(sub).name} corpus ...", flush=True)
+        prepared = run_child("bench.throughput:prepare", {"options": vars(sub)},
+                             tag=f"prepare-{key}")
+        measured = benchmark(sub, prepared)
+        out[key] = {"prepared": prepared, "measured": measured,
+                    **rep.report(prepared, measured, sub.repeats, ort_target)}
+    label = next(iter(out["documents"]["prepared"]["models"]))
+    names = [f"{out[key]['prepared']['corpus']['documents']:,} documents "
+             f"({out[key]['prepared']['corpus']['words']:,} words)" for key in ("documents", "million")]
+    checks = rep.target_checks(out["documents"]["figures"], out["million"]["figures"], label,
+                               names)
+    print("\nIssue 11 targets (words/s ratios; Larvatus timed as a whole process, in brackets "
+          "its pipeline wall time):")
+    for line in rep.target_lines(checks):
+        print(line)
+    out["targets"] = checks
+    return out
+
+
 # --------------------------------------------------------------------------- CLI
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -202,14 +239,18 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                           "CUDAExecutionProvider with IO binding, HF on the GPU in fp16.")
     run.add_argument("--repeats", type=int, default=3,
                      help="Interleaved repeats of each measurement; medians are printed.")
-    run.add_argument("--hf-config", choices=("tuned", "users", "both"), default="both",
-                     help="HF pipeline tuned like Larvatus, as users run it, or both rows "
-                          "(default).")
+    run.add_argument("--hf-config", choices=("tuned", "users", "both", "none"), default="both",
+                     help="HF pipeline tuned like Larvatus, as users run it, both rows "
+                          "(default) or none.")
     run.add_argument("--hf-batch-size", type=int, default=None,
                      help="batch_size for the HF call (default: the config's, 8 tuned, 16 users).")
     run.add_argument("--batch-tokens", type=int, default=None,
                      help="Padded tokens per batch for the raw loop and Larvatus (default "
                           "the handler's: 512 on CPU, 65,536 on CUDA).")
+    run.add_argument("--targets", action="store_true",
+                     help="Issue 11's three ratios in one run: the news documents (HF as "
+                          "users run it, raw loop, Larvatus; --docs, default 240) and a "
+                          "million words (raw loop, Larvatus; --words), first precision only.")
     run.add_argument("--memory-scaling", action="store_true",
                      help="Only measure Larvatus's peak RSS on the corpus and on 10 times it.")
     run.add_argument("--idle-wait", type=float, default=120.0,
@@ -225,8 +266,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if args.repeats < 1 or (args.docs is not None and args.docs < 1) or (
             args.words is not None and args.words < 1):
         parser.error("--docs, --words and --repeats must be positive")
-    if args.docs is not None and args.words is not None:
-        parser.error("give --docs or --words, not both")
+    if args.docs is not None and args.words is not None and not args.targets:
+        parser.error("give --docs or --words, not both (both only with --targets)")
+    if args.targets and (args.memory_scaling or args.corpus != "news"):
+        parser.error("--targets runs the news corpora; it takes no --memory-scaling or --corpus")
     if args.words is not None and args.corpus == "conll":
         parser.error("--words builds news or long documents; the CoNLL corpus has its own size")
     if args.memory_scaling and args.corpus == "conll":
@@ -237,6 +280,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
+    if args.targets:
+        output = {"args": vars(args), "python": sys.version.split()[0], "cpus": os.cpu_count(),
+                  **targets(args), "total_seconds": time.perf_counter() - started}
+        if args.json:
+            Path(args.json).write_text(json.dumps(output, indent=2, default=str),
+                                       encoding="utf-8")
+            print(f"\nAll figures written to {args.json}")
+        return 0
     print(f"Preparing weights, model directories and the {corpus_spec(args).name} corpus "
           f"(cached in bench/.cache/) ...", flush=True)
     prepared = run_child("bench.throughput:prepare", {"options": vars(args)}, tag="prepare")

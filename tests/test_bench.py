@@ -139,7 +139,19 @@ def test_ratios_against_targets():
     assert ratios["larvatus-int8/ort-int8"] == pytest.approx(0.8)
     assert report.ratio(figures, "larvatus-fp32", "hf-tuned") is None
     lines = report.ratio_lines(figures, ["int8"])
-    assert any("hf-tuned" in line and "MET" in line for line in lines)
+    assert any("hf-users" in line and "target >= 5: MET" in line for line in lines)
+    assert not any("hf-tuned" in line and "target" in line for line in lines)  # reference row
+    assert any("ort-int8" in line and "target >= 0.8: MET" in line for line in lines)
+    million = report.ratio_lines(figures, ["int8"], report.TARGET_VS_ORT_MILLION)
+    assert any("ort-int8" in line and "target >= 0.9: MISSED" in line for line in million)
+    checks = report.target_checks(figures, figures, "int8")
+    assert [(c["ratio"], c["target"]) for c in checks] == [
+        ("larvatus-int8/hf-users", 5.0), ("larvatus-int8/ort-int8", 0.8),
+        ("larvatus-int8/ort-int8", 0.9)]
+    assert [round(c["value"], 3) for c in checks] == [8.0, 0.8, 0.8]
+    printed = report.target_lines(checks)
+    assert [line.endswith("MET") for line in printed] == [True, True, False]
+    assert report.target_lines(report.target_checks({}, {}, "int8"))[0].endswith("not measured")
     assert report.verdict(1.3, 1.2, at_least=False).endswith("MISSED")
 
 
@@ -179,6 +191,18 @@ def test_cli_options():
                 ["--corpus", "conll", "--words", "5"]):
         with pytest.raises(SystemExit):
             throughput.parse_args(bad)
+
+
+def test_targets_options():
+    args = throughput.parse_args(["--targets", "--docs", "5", "--words", "3000"])
+    assert args.targets and (args.docs, args.words) == (5, 3000)
+    for bad in (["--targets", "--memory-scaling"], ["--targets", "--corpus", "long"]):
+        with pytest.raises(SystemExit):
+            throughput.parse_args(bad)
+    prepared = {"corpus": {"path": "docs.jsonl"}, "checkpoint": "ckpt", "window": 256,
+                "overlap": 64, "models": {"int8": "m8"}}
+    none = throughput.parse_args(["--hf-config", "none"])
+    assert [n for n, _, _ in throughput.legs(none, prepared)] == ["ort-int8", "larvatus-int8"]
 
 
 def test_legs_have_both_hf_rows_then_raw_loop_then_larvatus():
@@ -252,6 +276,25 @@ def test_report_cli_reads_a_figures_file(tmp_path, capsys):
     assert report.main(["--json", str(path), "--ceiling", "44e6"]) == 0
     out = capsys.readouterr().out
     assert "window_tokens_per_s" in out and "4,400,000" in out and "10.00% of it" in out
+
+
+def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
+    from bench import parallel
+
+    configs = parallel.configs_for(2)
+    assert list(configs) == ["1 process x 2 threads", "2 processes x 1 thread",
+                             "2 processes x 1 thread, --large-model"]
+    assert configs["1 process x 2 threads"] == ["--intra-op-threads", "2"]
+    multi = configs["2 processes x 1 thread"]
+    assert multi == ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipeline.run import processes_per_machine
+
+    # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
+    assert processes_per_machine(PipelineOptions(multi)) == 2
+    assert processes_per_machine(PipelineOptions(configs["1 process x 2 threads"])) == 1
+    assert list(parallel.configs_for(4))[1] == "4 processes x 1 thread"
 
 
 # --------------------------------------------------------------------------- progress overhead

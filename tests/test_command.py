@@ -135,7 +135,8 @@ def test_too_many_dead_letters_fail_the_job_with_reasons(tmp_path, rigged_model_
     cut = larvatus("report", tmp_path / "o")
     assert cut.returncode == 1 and "incomplete run" in cut.stderr and "Traceback" not in cut.stderr
     lenient = larvatus("run", "--input", source, "--output", tmp_path / "o2", "--model",
-                       rigged_model_dir, "--device", "cpu", "--max-dead-letter-ratio", "0.8")
+                       rigged_model_dir, "--device", "cpu", "--max-dead-letter-ratio", "0.8",
+                       "--progress-interval", "0.2")
     assert lenient.returncode == 0 and "records: 4 in, 1 annotated" in lenient.stdout
     # not -q: the progress monitor runs and closes with its totals (the periodic lines depend
     # on how long the job takes; tests/test_progress.py pins them with a short interval)

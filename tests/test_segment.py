@@ -114,3 +114,46 @@ def test_segment_builds_segmented_document():
     max_size=200))
 def test_property_words_partition_non_space_characters(text):
     check_invariants(text)
+
+
+def test_tokenizer_is_spacy_blank_english_without_its_imports():
+    """Same tokens and offsets as spacy.blank("en") with the same affixes, built without
+    importing PyTorch, transformers or Presidio (a fresh process: nothing loaded before)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "from transforms.segment import english_tokenizer\n"
+        "english_tokenizer()\n"
+        "loaded = [m for m in ('torch', 'transformers', 'presidio_analyzer') "
+        "if sys.modules.get(m) is not None]\n"
+        "assert not loaded, loaded\n"
+        "assert 'torch' not in sys.modules  # hidden only while spaCy was imported\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
+
+    import spacy
+    from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
+
+    from transforms import segment
+
+    nlp = spacy.blank("en")
+    reference = nlp.tokenizer
+    reference.prefix_search = compile_prefix_regex(
+        [segment.SYMBOL_RUN] + list(nlp.Defaults.prefixes)).search
+    reference.suffix_search = compile_suffix_regex(
+        list(nlp.Defaults.suffixes) + [segment.SYMBOL_RUN]).search
+    reference.infix_finditer = compile_infix_regex(
+        list(nlp.Defaults.infixes) + [segment.SYMBOL_RUN]).finditer
+    texts = ["Mr. O'Neil's U.S.-based 👍🏽Zoë e-mail: a@b.com (NYC).",
+             "Don't visit https://example.com/a?b=1 at 5:30pm, it's 20% off!!!",
+             "Dr. Smith vs. J.R.R. Tolkien -- \"quoted\" [brackets] {braces} 3.14 $5",
+             "can't won't I'm gonna y'all ma'am 'cause 1990s e.g. i.e. etc."]
+    ours = segment.english_tokenizer()
+    for text in texts:
+        assert [(t.idx, t.text) for t in ours(text)] == [(t.idx, t.text) for t in reference(text)]

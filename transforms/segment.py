@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import unicodedata
+from contextlib import contextmanager
 from functools import lru_cache
 
 from transforms.chars import CONTROL_CHAR, HIDDEN, is_separator
@@ -26,21 +28,50 @@ LONG_CHUNK_RE = re.compile(r"\S{%d,}" % (LONG_CHUNK + 1))
 SAME_CHAR_RUN = 32   # in a long chunk, a run of one punctuation mark is cut every 32
 
 
+@contextmanager
+def _torch_hidden():
+    """`import torch` fails inside (unless PyTorch is already loaded), and works again after.
+
+    spaCy imports thinc, and thinc imports PyTorch whenever it is installed (the `train`
+    extra installs it): about 3 CPU-s and 290 MiB per worker process for nothing, since
+    the rule-based tokenizer uses no model. thinc records that PyTorch is absent and
+    goes on without it.
+    """
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+
+
 @lru_cache(maxsize=1)
 def english_tokenizer():
-    """spaCy's blank English tokenizer (rules only, nothing to download), emoji split off."""
-    import spacy
-    from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
+    """spaCy's blank English tokenizer (rules only, nothing to download), emoji split off.
 
-    nlp = spacy.blank("en")
-    tokenizer = nlp.tokenizer
-    tokenizer.prefix_search = compile_prefix_regex(
-        [SYMBOL_RUN] + list(nlp.Defaults.prefixes)).search
-    tokenizer.suffix_search = compile_suffix_regex(
-        list(nlp.Defaults.suffixes) + [SYMBOL_RUN]).search
-    tokenizer.infix_finditer = compile_infix_regex(
-        list(nlp.Defaults.infixes) + [SYMBOL_RUN]).finditer
-    return tokenizer
+    Built as spaCy's own `create_tokenizer` builds it for `spacy.blank("en")`, from
+    the English defaults, but without a `Language` object: creating one imports every
+    package registering spaCy factories (Presidio's brings in transformers).
+    """
+    with _torch_hidden():
+        from spacy.lang.en import English
+        from spacy.tokenizer import Tokenizer
+        from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
+        from spacy.vocab import create_vocab
+
+    defaults = English.Defaults
+    return Tokenizer(
+        create_vocab(English.lang, defaults),
+        rules=defaults.tokenizer_exceptions,
+        prefix_search=compile_prefix_regex([SYMBOL_RUN] + list(defaults.prefixes)).search,
+        suffix_search=compile_suffix_regex(list(defaults.suffixes) + [SYMBOL_RUN]).search,
+        infix_finditer=compile_infix_regex(list(defaults.infixes) + [SYMBOL_RUN]).finditer,
+        token_match=defaults.token_match,
+        url_match=defaults.url_match,
+    )
 
 
 @lru_cache(maxsize=1)
