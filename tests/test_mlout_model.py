@@ -181,3 +181,15 @@ def test_vectors_do_not_depend_on_batching(rigged_fp32_model_dir, tmp_path):
         assert a["redacted_input_ids"] == b["redacted_input_ids"]
         if a["embedding"] is not None:
             np.testing.assert_allclose(a["embedding"], b["embedding"], rtol=1e-4, atol=1e-5)
+
+
+def test_the_cost_benchmark_measures_every_inference_mode(random_model_dir, tmp_path):
+    from bench import ml_outputs
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCUMENTS),
+                    encoding="utf-8")
+    times = ml_outputs.measure_inference(docs, str(random_model_dir), str(random_model_dir), 2)
+    assert list(times) == ["tags, graph without hidden outputs", "tags", "tags + hidden last",
+                           "tags + hidden second_to_last", "tags + hidden sum_last_four"]
+    assert all(len(v) == 2 and min(v) > 0 for v in times.values())
