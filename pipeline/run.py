@@ -291,7 +291,10 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     except storage.OutputError as error:
         raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
-    probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
+    probe = OnnxTokenClassifierHandler(
+        config.spec, device=config.device,
+        embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
+        else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
     LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
