@@ -1,14 +1,15 @@
 """The one batched inference loop: token-budget batches of length-sorted windows, padded, any model call."""
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, TypeVar
+from typing import Callable, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
 from transforms.records import EncodedDocument, Window
 
-# A model call: padded feeds (input_ids, attention_mask, token_type_ids) -> logits (batch, seq, labels).
-ModelCall = Callable[[dict[str, np.ndarray]], np.ndarray]
+# A model call: padded feeds (input_ids, attention_mask, token_type_ids) -> logits (batch, seq,
+# labels), or (logits, hidden states (batch, seq, hidden)) when hidden states are fetched too.
+ModelCall = Callable[[dict[str, np.ndarray]], Union[np.ndarray, tuple[np.ndarray, np.ndarray]]]
 T = TypeVar("T")
 
 
@@ -67,7 +68,9 @@ def run_in_batches(
       windows: model inputs, in any order and of any lengths.
       batch_tokens: the most padded tokens one call may see.
       model_call: runs one padded batch and returns its logits (ONNX Runtime,
-        PyTorch, ...), as Beam's ONNX handler takes an `inference_fn`.
+        PyTorch, ...), as Beam's ONNX handler takes an `inference_fn`; or (logits,
+        hidden states), and then each window's result is (probabilities, hidden states
+        of all its pieces, [CLS] and [SEP] included, float32).
       max_windows: at most this many windows a call; 1 for models whose output
         depends on their batch mates (dynamic int8 quantization computes its
         activation scales per call), so that a window's tags depend on it alone.
@@ -75,10 +78,15 @@ def run_in_batches(
     results: list = [None] * len(windows)
     lengths = [len(w) for w in windows]
     for batch in plan_batches(lengths, batch_tokens, max_windows):
-        logits = model_call(pad_batch([windows[i] for i in batch]))
-        probs = softmax(np.asarray(logits).astype(np.float32, copy=False))
+        output = model_call(pad_batch([windows[i] for i in batch]))
+        hidden = None
+        if isinstance(output, tuple):
+            output, hidden = output
+        probs = softmax(np.asarray(output).astype(np.float32, copy=False))
         for row, i in enumerate(batch):
             results[i] = probs[row, 1:lengths[i] - 1]
+            if hidden is not None:
+                results[i] = (results[i], np.array(hidden[row, :lengths[i]], dtype=np.float32))
     return results
 
 

@@ -23,6 +23,10 @@ PRECISIONS = ("fp32", "fp16", "int8", "int8-static")
 DEVICE_PREFERENCE = {"cpu": ("int8-static", "int8", "fp32", "fp16"),
                      "cuda": ("fp16", "fp32", "int8-static", "int8")}
 CALIBRATION_DOCUMENTS = 64
+# Extra graph outputs holding hidden states for --emit-embeddings, by layer choice: fetched
+# only when asked (ONNX Runtime runs only the nodes a fetched output needs).
+HIDDEN_OUTPUTS = {"last": "hidden_last", "second_to_last": "hidden_second_to_last",
+                  "sum_last_four": "hidden_sum_last_four"}
 PARITY_SENTENCES = [
     "Angela Merkel met Emmanuel Macron in Paris on Tuesday .",
     "SOCCER - JAPAN GET LUCKY WIN , CHINA IN SURPRISE DEFEAT .",
@@ -51,7 +55,37 @@ def onnx_file_name(precision: str) -> str:
     return f"model.{precision}.onnx"
 
 
-def _export_fp32(model, path: Path, with_type_ids: bool) -> None:
+def _with_hidden_states(model):
+    """Wraps a token classifier so that its graph also returns the hidden states of `HIDDEN_OUTPUTS`.
+
+    `sum_last_four` sums the last four layers' outputs (for a model of fewer layers, every
+    hidden state it has, the embeddings' output included).
+    """
+    import torch
+
+    class WithHiddenStates(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None):
+            kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+            if token_type_ids is not None:
+                kwargs["token_type_ids"] = token_type_ids
+            out = self.inner(**kwargs, output_hidden_states=True)
+            hidden = out.hidden_states
+            last_four = hidden[-4:]
+            summed = last_four[0]
+            for layer in last_four[1:]:
+                summed = summed + layer
+            return out.logits, hidden[-1], hidden[-2], summed
+
+    # In eval mode: torch.onnx.export restores the wrapper's mode afterwards, and a wrapper
+    # left in training mode would put the checkpoint into it too (dropout in the parity check).
+    return WithHiddenStates(model).eval()
+
+
+def _export_fp32(model, path: Path, with_type_ids: bool, hidden_states: bool = True) -> None:
     import torch
 
     example = {
@@ -62,12 +96,15 @@ def _export_fp32(model, path: Path, with_type_ids: bool) -> None:
         example["token_type_ids"] = torch.zeros(2, 16, dtype=torch.long)
     names = list(example)
     axes = {name: {0: "batch", 1: "sequence"} for name in names}
-    axes["logits"] = {0: "batch", 1: "sequence"}
+    outputs = ["logits"] + (list(HIDDEN_OUTPUTS.values()) if hidden_states else [])
+    for output in outputs:
+        axes[output] = {0: "batch", 1: "sequence"}
     model.eval()
+    module = _with_hidden_states(model) if hidden_states else model
     with torch.no_grad():
         torch.onnx.export(
-            model, tuple(example.values()), str(path), input_names=names,
-            output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False,
+            module, tuple(example.values()), str(path), input_names=names,
+            output_names=outputs, dynamic_axes=axes, opset_version=17, dynamo=False,
             do_constant_folding=True)
 
 
@@ -165,7 +202,7 @@ def parity_check(model, tokenizer, onnx_path: Path, type_ids: str, labels: Seque
         feeds["token_type_ids"] = types
         with torch.no_grad():
             reference = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).logits.numpy()
-        got = session.run(None, {k: v for k, v in feeds.items() if k in feeds_names})[0]
+        got = session.run(["logits"], {k: v for k, v in feeds.items() if k in feeds_names})[0]
         largest = max(largest, float(np.abs(reference - got.astype(np.float32)).max()))
         disagree += int((reference.argmax(-1) != got.argmax(-1)).sum())
         total += reference.shape[1]
@@ -191,8 +228,11 @@ def write_model_card(output: Path, meta: dict) -> None:
 def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bool,
            max_length: int | None = None, max_disagreement: float = 0.02,
            name: str | None = None, calibration_data: str | None = None,
-           calibration_documents: int = CALIBRATION_DOCUMENTS) -> dict:
+           calibration_documents: int = CALIBRATION_DOCUMENTS, hidden_states: bool = True) -> dict:
     """Exports `checkpoint` into `output`, checks parity, writes the Larvatus config.
+
+    With `hidden_states` (the default) the graphs also output the hidden states that
+    `--emit-embeddings` reads (`HIDDEN_OUTPUTS`, listed under `hidden_states` in the config).
 
     Returns the config written to `larvatus_model.json`.
     """
@@ -220,7 +260,7 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
         "bert", "electra", "mobilebert")
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.onnx"
-        _export_fp32(model, raw, with_type_ids)
+        _export_fp32(model, raw, with_type_ids, hidden_states)
         fp32 = Path(tmp) / "fp32.onnx"
         if optimize or "fp16" in precisions:
             _optimize(raw, fp32, config, fp16=False, fuse=optimize)
@@ -276,6 +316,8 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
         "parity": parity,
         "checkpoint": str(checkpoint),
     }
+    if hidden_states:
+        meta["hidden_states"] = {"outputs": dict(HIDDEN_OUTPUTS), "size": int(config.hidden_size)}
     (out / CONFIG_NAME).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     write_model_card(out, meta)
     load_model_spec(out)  # the directory must satisfy the pipeline
@@ -312,13 +354,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "larvatus export") -> in
                         help="CoNLL file whose documents calibrate int8-static (e.g. train.txt).")
     parser.add_argument("--calibration-documents", type=int, default=CALIBRATION_DOCUMENTS,
                         help=f"Documents read for calibration. Default: {CALIBRATION_DOCUMENTS}.")
+    parser.add_argument("--no-hidden-states", dest="hidden_states", action="store_false",
+                        default=True,
+                        help="Leave out the hidden-state outputs that --emit-embeddings reads "
+                             "(they cost nothing unless fetched).")
     args, status = parse_or_report(parser, argv)
     if args is None:
         return status
     try:
         export(args.checkpoint, args.output, [p.strip() for p in args.precision.split(",")],
                args.optimize, args.max_length, args.max_disagreement, args.name,
-               args.calibration_data, args.calibration_documents)
+               args.calibration_data, args.calibration_documents, args.hidden_states)
     except ModelError as error:
         print(f"{prog}: error: export failed: {error}", file=sys.stderr)
         return 1

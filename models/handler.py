@@ -11,7 +11,7 @@ from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from models.batching import flatten_windows, run_in_batches, split_per_document
 from models.model_dir import ModelError, ModelSpec, where
-from transforms.records import EncodedDocument, InferenceFailure, Window
+from transforms.records import EncodedDocument, InferenceFailure, Window, WindowPredictions
 
 LOG = logging.getLogger(__name__)
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
@@ -37,6 +37,8 @@ class LoadedModel:
     batch_tokens: int
     io_binding: bool = False
     windows_per_call: Optional[int] = None   # 1 for dynamically quantized graphs
+    # Graph outputs fetched: the logits, then the hidden states for --emit-embeddings.
+    output_names: tuple[str, ...] = ()
 
     def predict(self, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces.
@@ -47,22 +49,35 @@ class LoadedModel:
         """
         return run_in_batches(windows, self.batch_tokens, self.run, self.windows_per_call)
 
-    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        """Logits for one padded batch.
+    def run(self, feeds: dict[str, np.ndarray]):
+        """Logits for one padded batch, or (logits, hidden states) when those are fetched too.
 
-        On CUDA the inputs are bound once and ONNX Runtime allocates the output on
-        the device, copying it back in one transfer (IO binding).
+        Only the outputs in `output_names` are fetched (ONNX Runtime then runs only
+        the nodes they need). On CUDA the inputs are bound once and ONNX Runtime
+        allocates the outputs on the device, copying them back in one transfer (IO binding).
         """
         feeds = {k: v for k, v in feeds.items() if k in self.input_names}
+        names = list(self.output_names or (self.session.get_outputs()[0].name,))
         if not self.io_binding:
-            return self.session.run(None, feeds)[0]
-        binding = self.session.io_binding()
-        for name, array in feeds.items():
-            binding.bind_cpu_input(name, array)
-        output = self.session.get_outputs()[0].name
-        binding.bind_output(output, "cuda" if self.device == "cuda" else "cpu")
-        self.session.run_with_iobinding(binding)
-        return binding.copy_outputs_to_cpu()[0]
+            outputs = self.session.run(names, feeds)
+        else:
+            binding = self.session.io_binding()
+            for name, array in feeds.items():
+                binding.bind_cpu_input(name, array)
+            for name in names:
+                binding.bind_output(name, "cuda" if self.device == "cuda" else "cpu")
+            self.session.run_with_iobinding(binding)
+            outputs = binding.copy_outputs_to_cpu()
+        return outputs[0] if len(outputs) == 1 else (outputs[0], outputs[1])
+
+
+def missing_hidden_states(spec: ModelSpec, layer: str) -> str:
+    """The start-up error for --emit-embeddings on a model exported without hidden-state outputs."""
+    return (f"--emit-embeddings needs the hidden-state outputs of layer {layer!r}, but model "
+            f"{spec.name} ({spec.location}) was exported without them (its config lists "
+            f"{sorted(spec.hidden_outputs) or 'none'}). Re-export it with "
+            f"`python -m models.export` (hidden states are exported by default), or drop "
+            f"--emit-embeddings.")
 
 
 def available_cores() -> int:
@@ -92,6 +107,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         self, spec: ModelSpec, device: str = "auto", batch_tokens: Optional[int] = None,
         intra_op_threads: int = 0, processes_per_machine: int = 1,
         model_copies: Optional[int] = None, large_model: bool = False,
+        embedding_layer: Optional[str] = None,
     ):
         """
         Args:
@@ -107,6 +123,8 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             its processes (Beam's `model_copies`); None: one per process.
           large_model: share one copy per machine across processes (Beam's
             `large_model`), for models too big to load once per process.
+          embedding_layer: also fetch these hidden states (`models.export.HIDDEN_OUTPUTS`
+            key) for --emit-embeddings; a document's inference is then a WindowPredictions.
         """
         if device not in DEVICE_CHOICES:
             raise ValueError(f"device must be one of {DEVICE_CHOICES}, got {device!r}")
@@ -127,6 +145,9 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         self._batch_tokens = batch_tokens
         self._intra_op_threads = intra_op_threads
         self._processes_per_machine = processes_per_machine
+        if embedding_layer is not None and embedding_layer not in spec.hidden_outputs:
+            raise ModelError(missing_hidden_states(spec, embedding_layer))
+        self._embedding_layer = embedding_layer
         budget = max(MIN_DOCUMENT_BATCH_TOKENS, 4 * (batch_tokens or CPU_BATCH_TOKENS))
         super().__init__(
             min_batch_size=budget, max_batch_size=budget,
@@ -206,6 +227,16 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             raise ModelError(
                 f"{self._spec.location}: the ONNX graph lacks inputs {sorted(missing)}; "
                 "export a token-classification model with `python -m models.export`.")
+        outputs = [o.name for o in session.get_outputs()]
+        output_names = (outputs[0],)
+        if self._embedding_layer is not None:
+            hidden = self._spec.hidden_outputs[self._embedding_layer]
+            if hidden not in outputs:
+                raise ModelError(
+                    f"{self._spec.location}: the config lists hidden-state output {hidden!r} "
+                    f"but the ONNX graph has only {outputs}; re-export the model with "
+                    "`python -m models.export`.")
+            output_names += (hidden,)
         num_labels = session.get_outputs()[0].shape[-1]
         if isinstance(num_labels, int) and num_labels != len(self._spec.labels):
             raise ModelError(
@@ -219,7 +250,8 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
         per_window = self._spec.onnx_files[device] in self._spec.batch_dependent_files
         return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
-                           io_binding=device == "cuda", windows_per_call=1 if per_window else None)
+                           io_binding=device == "cuda", windows_per_call=1 if per_window else None,
+                           output_names=output_names)
 
     def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces (through a proxy when shared)."""
@@ -235,12 +267,19 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             LOG.warning("a batch of %d documents failed inference; retrying one by one",
                         len(batch))
             return [self._run_one(model, doc) for doc in batch]
-        return [PredictionResult(doc, probs, self._spec.name)
+        return [PredictionResult(doc, self._per_document(probs), self._spec.name)
                 for doc, probs in zip(batch, split_per_document(batch, flat))]
+
+    def _per_document(self, results: list):
+        """A document's window results: a list of probabilities, or with hidden states a WindowPredictions."""
+        if self._embedding_layer is None:
+            return results
+        return WindowPredictions(tuple(r[0] for r in results), tuple(r[1] for r in results))
 
     def _run_one(self, model: LoadedModel, doc: EncodedDocument) -> PredictionResult:
         try:
-            return PredictionResult(doc, self.run_windows(model, doc.windows), self._spec.name)
+            return PredictionResult(
+                doc, self._per_document(self.run_windows(model, doc.windows)), self._spec.name)
         except Exception as error:
             return PredictionResult(
                 doc, InferenceFailure(f"{type(error).__name__}: {str(error)[:300]}"),

@@ -78,6 +78,9 @@ class ModelSpec:
     # ONNX files whose outputs depend on their batch mates (dynamic int8 quantization): the
     # handler runs them one window a call, so that a document's rows never depend on batching.
     batch_dependent_files: tuple[str, ...] = ()
+    # Graph outputs holding hidden states, by layer choice (`models.export.HIDDEN_OUTPUTS`),
+    # for --emit-embeddings; empty for a model exported without them.
+    hidden_outputs: dict[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def path(self) -> str:
@@ -220,7 +223,21 @@ def _check_directory(path: Path, label: str) -> dict:
         name=str(config.get("name", path.name)), labels=labels, max_length=max_length,
         type_ids=type_ids, cls_token=cls_token, sep_token=sep_token, onnx_files=onnx,
         files=files, sha256=hash_model_files(path, files),
-        batch_dependent_files=_batch_dependent_files(config, onnx))
+        batch_dependent_files=_batch_dependent_files(config, onnx),
+        hidden_outputs=_hidden_outputs(config, label))
+
+
+def _hidden_outputs(config: dict, label: str) -> dict[str, str]:
+    """The hidden-state outputs `models.export` lists under `hidden_states.outputs` (none: {})."""
+    listed = (config.get("hidden_states") or {})
+    outputs = listed.get("outputs") if isinstance(listed, dict) else None
+    if outputs is None:
+        return {}
+    if not isinstance(outputs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in outputs.items()):
+        raise ModelError(f"{label}: hidden_states.outputs must map layer choices to graph "
+                         f"output names, not {_short(outputs)}. {HINT}")
+    return dict(outputs)
 
 
 def _batch_dependent_files(config: dict, onnx: dict[str, str]) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from pipeline.layout import (
 from transforms import stages
 from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.encode import EncodeSettings
+from transforms.mlout import MlSettings
 from transforms.patterns import PatternSettings
 from transforms.progress import progress_file
 from transforms.realign import RedactionDecision
@@ -56,6 +57,7 @@ class JobConfig:
     # A local folder where workers keep running totals for the progress line
     # (transforms/progress.py); None: no progress reporting.
     progress_dir: Optional[str] = None
+    ml: Optional[MlSettings] = None   # --emit-token-ids / --emit-embeddings; None: neither
 
     @property
     def window_length(self) -> int:
@@ -74,7 +76,8 @@ class JobConfig:
             self.spec, device=self.device, batch_tokens=self.batch_tokens,
             intra_op_threads=self.intra_op_threads,
             processes_per_machine=self.processes_per_machine,
-            model_copies=self.model_copies, large_model=self.large_model)
+            model_copies=self.model_copies, large_model=self.large_model,
+            embedding_layer=self.ml.embeddings.layer if self.ml and self.ml.embeddings else None)
 
 
 class AnnotateDocuments(beam.PTransform):
@@ -97,7 +100,8 @@ class AnnotateDocuments(beam.PTransform):
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
         tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout)
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout,
+                           ml=config.ml)
         ).with_outputs(stages.DEAD, main="ok")
         merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
             stages.DetectPatterns(config.patterns, timeout)).with_outputs(stages.DEAD, main="ok")
@@ -107,12 +111,17 @@ class AnnotateDocuments(beam.PTransform):
             stages.AuditRedacted(timeout)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
-        dead = (
-            (segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
-             merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
-             failed_inference)
-            | "MergeDeadLetters" >> beam.Flatten())
-        return {"annotated": annotated.ok, stages.DEAD: dead}
+        dead = [segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
+                merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
+                failed_inference]
+        done = annotated.ok
+        if config.ml is not None:
+            with_ml = done | "EmitMlOutputs" >> beam.ParDo(
+                stages.EmitMlOutputs(config.ml, timeout)).with_outputs(stages.DEAD, main="ok")
+            done = with_ml.ok
+            dead.append(with_ml[stages.DEAD])
+        dead = tuple(dead) | "MergeDeadLetters" >> beam.Flatten()
+        return {"annotated": done, stages.DEAD: dead}
 
 
 class ReadDocuments(beam.PTransform):
@@ -138,9 +147,11 @@ class ReadDocuments(beam.PTransform):
 class ToAnnotationRow(beam.DoFn):
     """AnnotatedDocument -> a dict row of the annotation schema, counted as written."""
 
-    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None):
+    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None,
+                 ml: Optional[MlSettings] = None):
         self._model = model_info
         self._keep_text = keep_text
+        self._ml = ml
         self._progress_dir = progress_dir
         self._progress = None
 
@@ -151,7 +162,8 @@ class ToAnnotationRow(beam.DoFn):
         stages.count("records_out")
         if self._progress is not None:
             self._progress.add(documents=1, words=doc.num_words)
-        yield schemas.annotation_row(doc, self._model, self._keep_text)
+        yield schemas.annotation_row(doc, self._model, self._keep_text,
+                                     **schemas.ml_columns(self._ml))
 
     def finish_bundle(self):
         stages.flush_progress(self._progress_dir)
@@ -186,10 +198,11 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(
-         config.model_info, config.keep_text, config.progress_dir))
+         config.model_info, config.keep_text, config.progress_dir, config.ml))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
          join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
-         schemas.annotation_schema(config.keep_text), file_name_suffix=PARQUET_SUFFIX,
+         schemas.annotation_schema(config.keep_text, **schemas.ml_columns(config.ml)),
+         file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))

@@ -5,6 +5,7 @@ ANNOTATIONS_DIR = "annotations"            # OUT/annotations/annotations-00000-o
 DEAD_LETTERS_DIR = "dead_letters"          # OUT/dead_letters/dead_letter-00000-of-00001.parquet
 ANNOTATIONS_PREFIX = "annotations"
 DEAD_LETTER_PREFIX = "dead_letter"
+ML_TOKENIZER_NAME = "tokenizer.json"      # --emit-token-ids: the tokenizer with placeholder tokens
 SUMMARY_NAME = "_SUMMARY.json"             # written last: its presence marks a complete run
 PARQUET_SUFFIX = ".parquet"
 STAGING_PREFIX = ".larvatus-staging-"      # a run writes here, then moves its files into place

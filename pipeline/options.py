@@ -8,6 +8,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from models.handler import DEVICE_CHOICES
 from models.model_dir import EMBEDDED_DEFAULT
+from transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, EmbeddingLayer, EmbeddingPooling
 from transforms.realign import AGGREGATIONS
 from transforms.budget import DEFAULT_RECORD_TIMEOUT
 from transforms.read import DEFAULT_MAX_CHARS
@@ -149,6 +150,26 @@ class LarvatusOptions(PipelineOptions):
                            help="Share one model copy per machine across its worker "
                                 "processes (Beam RunInference's large_model), for models too "
                                 "big to load once per process.")
+        group.add_argument("--emit-token-ids", "--emit_token_ids", dest="emit_token_ids",
+                           action="store_true", default=False,
+                           help="Add the column redacted_input_ids: the whole document's "
+                                "WordPiece ids with each redacted entity replaced by one "
+                                "placeholder token per label ([PER], [EMAIL], ...), and write "
+                                "the tokenizer with those tokens as OUTPUT/tokenizer.json.")
+        group.add_argument("--emit-embeddings", "--emit_embeddings", dest="emit_embeddings",
+                           action="store_true", default=False,
+                           help="Add contextual vectors from the same ONNX run: embedding per "
+                                "document and vector per entity (the mean of its pieces). "
+                                "Needs a model exported with hidden-state outputs.")
+        group.add_argument("--embedding-layer", "--embedding_layer", dest="embedding_layer",
+                           default=EmbeddingLayer.LAST.value, choices=EMBEDDING_LAYERS,
+                           help="Hidden states the vectors come from: last (default), "
+                                "second_to_last, or sum_last_four.")
+        group.add_argument("--embedding-pooling", "--embedding_pooling",
+                           dest="embedding_pooling", default=EmbeddingPooling.MEAN.value,
+                           choices=EMBEDDING_POOLINGS,
+                           help="Document vector: mean of its pieces (default) or cls (the "
+                                "[CLS] vector, averaged over a long document's windows).")
         group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
                            default=False,
                            help="Also write the original text and entity surface strings. Off "

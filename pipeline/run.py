@@ -17,11 +17,11 @@ from apache_beam.options.pipeline_options import (
     DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
 )
 
-from models.handler import OnnxTokenClassifierHandler
+from models.handler import OnnxTokenClassifierHandler, missing_hidden_states
 from models.model_dir import ModelError, load_model_spec
 from pipeline.graph import JobConfig, build
 from pipeline import arguments, logs, preflight, storage
-from pipeline.layout import DEAD_LETTERS_DIR, join
+from pipeline.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from pipeline.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
     pseudonym_key_source, resolve_redact_labels,
@@ -30,6 +30,9 @@ from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
 from pipeline.summary import checks, dead_letter_failure, query_counters, summarize
 from transforms.budget import check_record_timeout
 from transforms.encode import default_overlap
+from transforms.mlout import (
+    EmbeddingSettings, MlSettings, placeholder_token, tokenizer_with_placeholders,
+)
 from transforms.patterns import PATTERN_LABELS, PatternSettings
 from transforms.read import input_base
 from transforms.realign import RedactionDecision
@@ -114,12 +117,48 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         patterns=patterns, decision=decision,
         processes_per_machine=processes_per_machine(options),
         model_copies=options.model_copies, large_model=options.large_model,
-        record_timeout=record_timeout)
+        record_timeout=record_timeout, ml=ml_settings(options, spec))
     try:
         config.handler()
     except ValueError as error:
         raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
     return config
+
+
+def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
+    """--emit-token-ids and --emit-embeddings as settings (None when neither is asked for).
+
+    Placeholder tokens cover every label that can be redacted (the model's types and the
+    pattern labels), whatever --redact-labels says, so their ids do not change between runs.
+    """
+    if not options.emit_token_ids and not options.emit_embeddings:
+        return None
+    placeholders = ()
+    if options.emit_token_ids:
+        _, ids = tokenizer_with_placeholders(
+            spec.load_tokenizer(), [*spec.scheme.entity_types, *PATTERN_LABELS])
+        placeholders = tuple(sorted(ids.items()))
+    embeddings = None
+    if options.emit_embeddings:
+        embeddings = EmbeddingSettings(options.embedding_layer, options.embedding_pooling)
+        if embeddings.layer not in spec.hidden_outputs:
+            raise ModelError(missing_hidden_states(spec, embeddings.layer))
+    return MlSettings(placeholders, embeddings)
+
+
+def ml_outputs_summary(config: JobConfig) -> dict:
+    """What `_SUMMARY.json` says of the ML outputs: the tokenizer file and placeholder ids, the vectors' origin."""
+    ml = config.ml
+    summary: dict = {}
+    if ml.token_ids:
+        summary["token_ids"] = {"column": "redacted_input_ids", "tokenizer": ML_TOKENIZER_NAME,
+                                "placeholder_ids": {placeholder_token(label): token
+                                                    for label, token in ml.placeholder_ids}}
+    if ml.embeddings is not None:
+        summary["embeddings"] = {"layer": ml.embeddings.layer,
+                                 "pooling": ml.embeddings.pooling,
+                                 "graph_output": config.spec.hidden_outputs[ml.embeddings.layer]}
+    return summary
 
 
 def processes_per_machine(options: PipelineOptions) -> int:
@@ -247,7 +286,10 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     except storage.OutputError as error:
         raise OptionsError(str(error)) from error
     # Load the model once here too: a broken model fails now, not on a worker.
-    probe = OnnxTokenClassifierHandler(config.spec, device=config.device).load_model()
+    probe = OnnxTokenClassifierHandler(
+        config.spec, device=config.device,
+        embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
+        else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
     LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
@@ -287,8 +329,15 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
+    extra = {}
+    if config.ml is not None:
+        summary["ml_outputs"] = ml_outputs_summary(config)
+        if config.ml.token_ids:
+            extended, _ = tokenizer_with_placeholders(
+                config.spec.load_tokenizer(), [label for label, _ in config.ml.placeholder_ids])
+            extra[ML_TOKENIZER_NAME] = extended.to_str(pretty=True).encode("utf-8")
     with _HeldInterrupt():
-        storage.publish(staging, config.output_dir, summary)
+        storage.publish(staging, config.output_dir, summary, extra)
     if not summary["metrics_available"]:
         LOG.error("%s; the output was written but is not known to be complete",
                   summary["checks"]["failures"][0])

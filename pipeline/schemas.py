@@ -19,34 +19,49 @@ AUDIT_TYPE = pa.struct(
     + [("spans", pa.list_(AUDIT_FINDING_TYPE))])
 
 
-def entity_type(keep_text: bool) -> pa.DataType:
+def entity_type(keep_text: bool, embeddings: bool = False) -> pa.DataType:
     fields = [
         ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
         ("score", pa.float32()), ("propagated", pa.bool_()), ("redacted", pa.bool_()),
     ]
     if keep_text:
         fields.append(("text", pa.string()))
+    if embeddings:
+        fields.append(pa.field("vector", pa.list_(pa.float32()), nullable=True))
     return pa.struct(fields)
 
 
-def annotation_schema(keep_text: bool) -> pa.Schema:
+def ml_columns(ml) -> dict:
+    """The optional-column flags of `annotation_schema`/`annotation_row` for an `MlSettings` (or None)."""
+    return {"token_ids": bool(ml and ml.token_ids),
+            "embeddings": bool(ml and ml.embeddings is not None)}
+
+
+def annotation_schema(keep_text: bool, token_ids: bool = False,
+                      embeddings: bool = False) -> pa.Schema:
     """One row per annotated document.
 
     Offsets in `entities` are Python string indices (Unicode code points) into the
     original text, end-exclusive; offsets in `replacements` index `redacted_text`.
-    `text` and `entities.text` exist only with --keep-text.
+    `text` and `entities.text` exist only with --keep-text; `redacted_input_ids` only
+    with --emit-token-ids; `embedding` and `entities.vector` only with --emit-embeddings
+    (null for a document or entity without any WordPiece).
     """
     fields = [
         pa.field("id", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("redacted_text", pa.string(), nullable=False),
-        pa.field("entities", pa.list_(entity_type(keep_text)), nullable=False),
+        pa.field("entities", pa.list_(entity_type(keep_text, embeddings)), nullable=False),
         pa.field("replacements", pa.list_(REPLACEMENT_TYPE), nullable=False),
         pa.field("audit", AUDIT_TYPE, nullable=False),
         pa.field("model", MODEL_TYPE, nullable=False),
     ]
     if keep_text:
         fields.insert(3, pa.field("text", pa.string(), nullable=False))
+    if token_ids:
+        fields.append(pa.field("redacted_input_ids", pa.list_(pa.int32()), nullable=False))
+    if embeddings:
+        fields.append(pa.field("embedding", pa.list_(pa.float32()), nullable=True))
     return pa.schema(fields)
 
 
@@ -58,15 +73,23 @@ DEAD_LETTER_SCHEMA = pa.schema([
 ])
 
 
-def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool) -> dict:
-    """An AnnotatedDocument as a row of `annotation_schema(keep_text)`."""
+def _vector(array) -> list | None:
+    return None if array is None else array.tolist()
+
+
+def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool,
+                   token_ids: bool = False, embeddings: bool = False) -> dict:
+    """An AnnotatedDocument as a row of `annotation_schema(keep_text, token_ids, embeddings)`."""
     text = doc.document.text
     entities = []
-    for e in doc.entities:
+    vectors = doc.ml.entity_vectors if embeddings and doc.ml else None
+    for index, e in enumerate(doc.entities):
         entity = {"start": e.start, "end": e.end, "label": e.label, "score": e.score,
                   "propagated": e.propagated, "redacted": e.redacted}
         if keep_text:
             entity["text"] = text[e.start:e.end]
+        if embeddings:
+            entity["vector"] = _vector(vectors[index]) if vectors is not None else None
         entities.append(entity)
     row = {
         "id": doc.document.doc_id,
@@ -83,6 +106,10 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool) -> dict
     }
     if keep_text:
         row["text"] = text
+    if token_ids:
+        row["redacted_input_ids"] = doc.ml.redacted_input_ids.tolist()
+    if embeddings:
+        row["embedding"] = _vector(doc.ml.embedding)
     return row
 
 

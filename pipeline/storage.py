@@ -9,6 +9,7 @@ import uuid
 from typing import Optional
 
 from pipeline.layout import (
+    ML_TOKENIZER_NAME,
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, BEAM_TEMP_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR,
     PARTIAL_SUFFIX, STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern,
     dead_letter_files_pattern, join,
@@ -78,7 +79,8 @@ def previous_output(output_dir: str) -> tuple[list[str], bool]:
         join(output_dir, STAGING_PREFIX + "*"), join(output_dir, BEAM_TEMP_PREFIX + "*"),
         join(output_dir, SUMMARY_NAME + ".*" + PARTIAL_SUFFIX),
         join(output_dir, ANNOTATIONS_DIR, BEAM_TEMP_PREFIX + "*"),
-        join(output_dir, DEAD_LETTERS_DIR, BEAM_TEMP_PREFIX + "*")])
+        join(output_dir, DEAD_LETTERS_DIR, BEAM_TEMP_PREFIX + "*"),
+        join(output_dir, ML_TOKENIZER_NAME)])
     summary = join(output_dir, SUMMARY_NAME)
     complete = _exists(summary)
     if complete:
@@ -133,8 +135,10 @@ def _delete(paths: list[str]) -> None:
             _fs().delete([path])
 
 
-def publish(staging_dir: str, output_dir: str, summary: dict) -> None:
-    """Replaces OUTPUT's earlier files with the staged ones, then writes the summary last."""
+def publish(staging_dir: str, output_dir: str, summary: dict,
+            extra: Optional[dict[str, bytes]] = None) -> None:
+    """Replaces OUTPUT's earlier files with the staged ones and `extra` (name -> bytes, such as
+    the --emit-token-ids tokenizer), then writes the summary last."""
     staged = _matched([annotation_files_pattern(staging_dir),
                        dead_letter_files_pattern(staging_dir)])
     old, _ = previous_output(output_dir)
@@ -154,6 +158,9 @@ def publish(staging_dir: str, output_dir: str, summary: dict) -> None:
     if sources:
         _fs().rename(sources, targets)
     discard(staging_dir)
+    for name, content in (extra or {}).items():
+        with _fs().create(join(output_dir, name), compression_type=_uncompressed()) as handle:
+            handle.write(content)
     write_json(join(output_dir, SUMMARY_NAME), summary)
 
 

@@ -55,6 +55,7 @@ class DeadLetterReason(Vocabulary):
     PATTERN_ERROR = "pattern_error"
     REDACT_ERROR = "redact_error"
     AUDIT_ERROR = "audit_error"
+    ML_OUTPUT_ERROR = "ml_output_error"
     TIMEOUT = "timeout"
 
 
@@ -197,6 +198,42 @@ class Audit:
         return len(self.findings)
 
 
+@dataclass(frozen=True, eq=False)
+class WindowPredictions:
+    """The handler's result for one document when hidden states are fetched too (--emit-embeddings).
+
+    `probs[i]`: label probabilities of window i's content pieces, as without them;
+    `hidden[i]`: its hidden states, shape (len(window), hidden size), [CLS] and [SEP] included.
+    """
+
+    probs: tuple[np.ndarray, ...]
+    hidden: tuple[np.ndarray, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class DocumentPieces:
+    """The whole document's WordPieces, windows undone, for the ML outputs (--emit-token-ids,
+    --emit-embeddings): `ids` and `word_of_piece` (document word index) per piece, the
+    words' offsets, and with embeddings each piece's merged vector and the document vector."""
+
+    ids: np.ndarray
+    word_of_piece: np.ndarray
+    word_starts: tuple[int, ...]
+    word_ends: tuple[int, ...]
+    vectors: Optional[np.ndarray] = None
+    document_vector: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True, eq=False)
+class MlOutputs:
+    """What --emit-token-ids and --emit-embeddings add to a row: the redacted piece ids, the
+    document vector and one vector per entity (None where an entity or document has no piece)."""
+
+    redacted_input_ids: Optional[np.ndarray] = None
+    embedding: Optional[np.ndarray] = None
+    entity_vectors: Optional[tuple[Optional[np.ndarray], ...]] = None
+
+
 @dataclass(frozen=True)
 class AnnotatedDocument:
     """The pipeline's result for one document; `audit` is what still looks personal in `redacted_text`."""
@@ -209,6 +246,8 @@ class AnnotatedDocument:
     num_pieces: int = 0
     num_windows: int = 0
     audit: Audit = field(default_factory=Audit)
+    pieces: Optional[DocumentPieces] = field(default=None, repr=False)   # only with ML outputs
+    ml: Optional[MlOutputs] = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -226,3 +265,4 @@ class TaggedDocument:
     entities: tuple[EntitySpan, ...]
     num_pieces: int
     num_windows: int
+    pieces: Optional[DocumentPieces] = field(default=None, repr=False)   # only with ML outputs

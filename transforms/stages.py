@@ -15,6 +15,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
 from transforms import encode as encode_lib
+from transforms import mlout as mlout_lib
 from transforms import patterns as patterns_lib
 from transforms import progress as progress_lib
 from transforms import read as read_lib
@@ -25,7 +26,7 @@ from transforms.labels import LabelScheme
 from transforms.realign import RedactionDecision, realign
 from transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
-    InferenceFailure, SegmentedDocument, TaggedDocument,
+    InferenceFailure, SegmentedDocument, TaggedDocument, WindowPredictions,
 )
 from transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
 
@@ -329,11 +330,13 @@ class Realign(Stage):
 
     def __init__(self, scheme: LabelScheme, aggregation: str,
                  decision: Optional[RedactionDecision] = None,
-                 record_timeout: Optional[float] = None):
+                 record_timeout: Optional[float] = None,
+                 ml: Optional[mlout_lib.MlSettings] = None):
         super().__init__(record_timeout)
         self._scheme = scheme
         self._aggregation = aggregation
         self._decision = decision
+        self._ml = ml   # keep the document's pieces (and vectors) for EmitMlOutputs
 
     def document_of(self, keyed_result) -> Document:
         return keyed_result[1].example.segmented.document
@@ -345,9 +348,14 @@ class Realign(Stage):
             document = encoded.segmented.document
             return DeadLetter(document.source, Reason.INFERENCE_ERROR, result.inference.detail,
                               document.doc_id)
-        spans = realign(encoded, result.inference, self._scheme, self._aggregation,
-                        self._decision)
-        return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows))
+        probs, hidden = result.inference, None
+        if isinstance(probs, WindowPredictions):
+            probs, hidden = probs.probs, probs.hidden
+        spans = realign(encoded, probs, self._scheme, self._aggregation, self._decision)
+        pieces = None if self._ml is None else mlout_lib.pieces_of(
+            encoded, hidden, self._ml.embeddings)
+        return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows),
+                              pieces=pieces)
 
 
 class DetectPatterns(Stage):
@@ -419,7 +427,7 @@ class Redact(Stage):
         return AnnotatedDocument(
             document=tagged.segmented.document, entities=entities, redacted_text=text,
             replacements=replacements, num_words=tagged.segmented.num_words,
-            num_pieces=tagged.num_pieces, num_windows=tagged.num_windows)
+            num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces)
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
         for entity in annotated.entities:
@@ -445,6 +453,23 @@ class AuditRedacted(Stage):
                 count(f"{AUDIT_PREFIX}{kind}", value)
         if annotated.audit.total:
             count(AUDIT_FLAGGED)
+
+
+class EmitMlOutputs(Stage):
+    """AnnotatedDocument -> AnnotatedDocument with its ML outputs (--emit-token-ids,
+    --emit-embeddings): the redacted piece ids and the vectors, from the final entities."""
+
+    stage, failure = "ml_outputs", Reason.ML_OUTPUT_ERROR
+
+    def __init__(self, settings: mlout_lib.MlSettings, record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
+        self._settings = settings
+
+    def document_of(self, annotated: AnnotatedDocument) -> Document:
+        return annotated.document
+
+    def step(self, annotated: AnnotatedDocument) -> AnnotatedDocument:
+        return mlout_lib.ml_outputs(annotated, self._settings)
 
 
 class FailedInferenceToDeadLetters(beam.DoFn):
