@@ -202,7 +202,7 @@ class LarvatusOptions(PipelineOptions):
                  "people (the name then appears nowhere in the output: not in ids, not in "
                  "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
                  "under the pseudonym key, which nobody without the key can test a guessed "
-                 "name against.")
+                 "name against. Refused when no input file is read as text.")
 
 
 def add_launcher_args(parser: argparse.ArgumentParser) -> None:

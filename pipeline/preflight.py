@@ -95,6 +95,18 @@ def _jsonl_sample(path: str) -> Optional[tuple[int, dict[str, int]]]:
     return (objects, seen) if objects else None
 
 
+def check_text_ids(files: Sequence, input_format: str, text_ids: str) -> None:
+    """Refuses `--text-ids hash` when no matched file is read as text: it would change nothing."""
+    if text_ids == "path":
+        return
+    formats = sorted({format_for_path(metadata.path, input_format) for metadata in files})
+    if "text" not in formats:
+        raise OptionsError(
+            f"--text-ids {text_ids} applies to text input (.txt files or --input-format text); "
+            f"the input is read as {', '.join(formats)}, whose ids come from --id-field and "
+            f"whose source is the file's path relative to the input's base folder")
+
+
 def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
                  text_field: str) -> None:
     """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.

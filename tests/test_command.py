@@ -194,6 +194,22 @@ def test_text_ids_hash_keeps_file_names_out_of_the_output(tmp_path, rigged_model
             assert b"Blackwood" not in file.read_bytes(), file
 
 
+def test_text_ids_hash_on_input_that_is_not_text_is_refused(tmp_path):
+    source = tmp_path / "Quentin Blackwood.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "Jane Doe"}) + "\n")
+    done = larvatus("run", "--input", source, "--output", tmp_path / "o", "--text-ids", "hash")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--text-ids hash applies to text input" in done.stderr
+    assert "read as jsonl" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "o").exists()
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "a.jsonl").write_text(json.dumps({"id": "a", "text": "Jane Doe"}) + "\n")
+    (mixed / "b.txt").write_text("Dear sir.")
+    from pipeline.preflight import check_text_ids, input_files
+    check_text_ids(input_files(str(mixed / "*")), "auto", "hash")   # a text file among them
+
+
 def test_report_highlights_placeholders_and_hides_original_text(tmp_path, rigged_model_dir):
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "a", "text": "Jane Doe met ACME in Paris."}) + "\n")
