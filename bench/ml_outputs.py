@@ -23,6 +23,7 @@ target (issue 13) is at most 10% (ratio <= 1.10) with the outputs on.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -83,7 +84,15 @@ def measure_inference(docs: Path, model: str, baseline: str | None, repeats: int
     return times
 
 
-def one_run(docs: Path, model: str, flags: list[str], out: Path) -> float:
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(docs: Path, model: str, flags: list[str], out: Path) -> tuple[float, float]:
+    """One whole `larvatus run`: (wall seconds, CPU seconds of the process)."""
+    cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "run", "--input", str(docs), "--output",
@@ -92,17 +101,23 @@ def one_run(docs: Path, model: str, flags: list[str], out: Path) -> float:
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"run {flags} failed:\n{done.stderr[-3000:]}")
-    return seconds
+    return seconds, children_cpu_seconds() - cpu_before
 
 
-def measure_pipeline(docs: Path, model: str, repeats: int) -> dict:
+def measure_pipeline(docs: Path, model: str, repeats: int) -> tuple[dict, dict]:
+    """Wall seconds and CPU seconds per mode. CPU time is steadier than wall time on a
+    shared host: time the process waits for a busy core does not count."""
     times = {mode: [] for mode in PIPELINE_MODES}
+    cpu = {mode: [] for mode in PIPELINE_MODES}
     with tempfile.TemporaryDirectory() as tmp:
         for repeat in range(repeats):
             for mode, flags in PIPELINE_MODES.items():
-                times[mode].append(one_run(docs, model, flags, Path(tmp) / mode))
-                print(f"pipeline repeat {repeat + 1} {mode}: {times[mode][-1]:.1f} s", flush=True)
-    return times
+                wall, used = one_run(docs, model, flags, Path(tmp) / mode)
+                times[mode].append(wall)
+                cpu[mode].append(used)
+                print(f"pipeline repeat {repeat + 1} {mode}: {wall:.1f} s, {used:.1f} CPU-s",
+                      flush=True)
+    return times, cpu
 
 
 def report(title: str, times: dict, reference: str) -> None:
@@ -128,12 +143,13 @@ def main(argv=None) -> int:
     if args.only != "pipeline":
         inference = measure_inference(docs, args.model, args.baseline_model, args.repeats)
     if args.only != "inference":
-        pipeline = measure_pipeline(docs, args.model, args.repeats)
+        pipeline, pipeline_cpu = measure_pipeline(docs, args.model, args.repeats)
     print(f"\n{args.docs} news documents, {args.repeats} repeats, model {args.model}")
     if args.only != "pipeline":
         report("inference loop", inference, "tags")
     if args.only != "inference":
-        report("whole run", pipeline, "off")
+        report("whole run, wall", pipeline, "off")
+        report("whole run, CPU (user + system)", pipeline_cpu, "off")
     return 0
 
 
