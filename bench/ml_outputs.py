@@ -15,7 +15,9 @@ Two measurements on the throughput benchmark's news corpus (bench/corpus.py):
    with `--no-hidden-states`) also the tags of a graph without hidden-state outputs: whether
    their mere presence costs anything.
 2. **pipeline**: whole `python -m pipeline.cli run` processes with the ML outputs off, with
-   --emit-token-ids, with --emit-embeddings, and with both.
+   --emit-token-ids, with --emit-embeddings, and with both: wall seconds, the process's
+   CPU seconds (user + system; steadier on a shared host) and its stages' summed DoFn
+   seconds from `_SUMMARY.json` (where the extra work lands).
 
 The modes run in turn inside each repeat, so that machine noise hits them alike. The
 target (issue 13) is at most 10% (ratio <= 1.10) with the outputs on.
@@ -23,6 +25,7 @@ target (issue 13) is at most 10% (ratio <= 1.10) with the outputs on.
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import statistics
 import subprocess
@@ -90,8 +93,9 @@ def children_cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def one_run(docs: Path, model: str, flags: list[str], out: Path) -> tuple[float, float]:
-    """One whole `larvatus run`: (wall seconds, CPU seconds of the process)."""
+def one_run(docs: Path, model: str, flags: list[str], out: Path) -> tuple[float, float, float]:
+    """One whole `larvatus run`: (wall seconds, CPU seconds of the process, summed DoFn
+    seconds of its stages from _SUMMARY.json)."""
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     done = subprocess.run(
@@ -101,23 +105,27 @@ def one_run(docs: Path, model: str, flags: list[str], out: Path) -> tuple[float,
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"run {flags} failed:\n{done.stderr[-3000:]}")
-    return seconds, children_cpu_seconds() - cpu_before
+    stages = json.loads((out / "_SUMMARY.json").read_text(encoding="utf-8"))["stage_seconds"]
+    return seconds, children_cpu_seconds() - cpu_before, sum(stages.values())
 
 
-def measure_pipeline(docs: Path, model: str, repeats: int) -> tuple[dict, dict]:
-    """Wall seconds and CPU seconds per mode. CPU time is steadier than wall time on a
-    shared host: time the process waits for a busy core does not count."""
+def measure_pipeline(docs: Path, model: str, repeats: int) -> tuple[dict, dict, dict]:
+    """Wall seconds, CPU seconds and summed stage seconds per mode. CPU time is steadier
+    than wall time on a shared host (time waiting for a busy core does not count); the
+    stage seconds say where the outputs' work lands (inference, realign, ml_outputs)."""
     times = {mode: [] for mode in PIPELINE_MODES}
     cpu = {mode: [] for mode in PIPELINE_MODES}
+    stages = {mode: [] for mode in PIPELINE_MODES}
     with tempfile.TemporaryDirectory() as tmp:
         for repeat in range(repeats):
             for mode, flags in PIPELINE_MODES.items():
-                wall, used = one_run(docs, model, flags, Path(tmp) / mode)
+                wall, used, staged = one_run(docs, model, flags, Path(tmp) / mode)
                 times[mode].append(wall)
                 cpu[mode].append(used)
-                print(f"pipeline repeat {repeat + 1} {mode}: {wall:.1f} s, {used:.1f} CPU-s",
-                      flush=True)
-    return times, cpu
+                stages[mode].append(staged)
+                print(f"pipeline repeat {repeat + 1} {mode}: {wall:.1f} s, {used:.1f} CPU-s, "
+                      f"stages {staged:.1f} s", flush=True)
+    return times, cpu, stages
 
 
 def report(title: str, times: dict, reference: str) -> None:
@@ -143,13 +151,16 @@ def main(argv=None) -> int:
     if args.only != "pipeline":
         inference = measure_inference(docs, args.model, args.baseline_model, args.repeats)
     if args.only != "inference":
-        pipeline, pipeline_cpu = measure_pipeline(docs, args.model, args.repeats)
+        pipeline, pipeline_cpu, pipeline_stages = measure_pipeline(docs, args.model,
+                                                                   args.repeats)
     print(f"\n{args.docs} news documents, {args.repeats} repeats, model {args.model}")
     if args.only != "pipeline":
         report("inference loop", inference, "tags")
     if args.only != "inference":
         report("whole run, wall", pipeline, "off")
         report("whole run, CPU (user + system)", pipeline_cpu, "off")
+        report("whole run, stages' summed DoFn time (_SUMMARY.json stage_seconds)",
+               pipeline_stages, "off")
     return 0
 
 
