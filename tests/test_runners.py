@@ -211,10 +211,8 @@ def test_embedded_model_on_a_worker_that_cannot_see_the_launchers_checkout(
         job_service, worker_pool, tmp_path):
     """The embedded sentinel resolves on the worker from its installed package.
 
-    Rows are compared with the DirectRunner's. With the dynamically quantized int8
-    model a document's tags may depend on its batch mates, and the two runners may
-    batch documents differently: the number of differing documents is then reported
-    (a warning), not asserted; with any other embedded model it must be 0.
+    Rows must equal the DirectRunner's: the dynamically quantized int8 model runs one
+    window per call, so a document's tags do not depend on how a runner batches it.
     """
     expected = direct_rows(tmp_path)
     checkout = install_copy(tmp_path / "launcher-checkout")
