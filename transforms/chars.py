@@ -38,6 +38,8 @@ def normalize_surface(surface: str) -> str:
     forms agree), case-folded, whitespace collapsed: "Zoë", "Zoe\u0308",
     "ZO\u00adË" all give "zoë".
     """
+    if surface.isascii():   # the same result: ASCII is NFKC, has no ignorable character
+        return " ".join(surface.lower().split())   # and case-folds as it lowers
     text = unicodedata.normalize("NFKC", visible(surface)).casefold()
     text = unicodedata.normalize("NFKC", text)   # casefold can leave a non-NFKC sequence
     return " ".join(text.split())

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from transforms.audit import common_words
 from transforms.records import EntitySpan
@@ -14,12 +14,13 @@ _MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
 SCORE_LEGAL_FORM = 0.9
 
 _H = r"[ \t]"
-# Legal forms matched in any casing: three or more letters, or dotted.
+# Legal forms matched in any casing: three or more letters, or dotted (a space inside
+# one, "B. V.", is horizontal: no form, and so no firm, crosses a line break).
 _LEGAL_ANY_CASE = (
     r"ltd\.?|limited|llc|l\.l\.c\.|llp|l\.l\.p\.|inc\.?|incorporated|corp\.?|corporation|"
-    r"co\.|plc|p\.l\.c\.|gmbh|ggmbh|mbh|kgaa|ohg|gbr|b\.\s?v\.|n\.\s?v\.|"
-    r"vof|a/s|aps|asa|oyj|s\.a\.s\.|sas|sarl|s\.a\.r\.l\.|s\.à\s?r\.l\.|s\.a\.|s\.l\.l\.|s\.l\.|"
-    r"s\.p\.a\.|spa|s\.r\.l\.|srl|s\.c\.|s\.coop\.|sp\.\s?z\s?o\.o\.|lda\.")
+    r"co\.|plc|p\.l\.c\.|gmbh|ggmbh|mbh|kgaa|ohg|gbr|b\.[ \t]?v\.|n\.[ \t]?v\.|"
+    r"vof|a/s|aps|asa|oyj|s\.a\.s\.|sas|sarl|s\.a\.r\.l\.|s\.à[ \t]?r\.l\.|s\.a\.|s\.l\.l\.|s\.l\.|"
+    r"s\.p\.a\.|spa|s\.r\.l\.|srl|s\.c\.|s\.coop\.|sp\.[ \t]?z[ \t]?o\.o\.|lda\.")
 # Two-letter forms only as firms write them (canonical or capitals), so "Berlin se" is not a
 # firm, nor "London e.g." one; "AS" and "CO" are left out (English words in capitals).
 _LEGAL_EXACT = (r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP|"
@@ -39,6 +40,10 @@ _FIRM_RE = re.compile(
     rf"(?<![\w'’.-])(?P<name>{_CAP_WORD}(?:{_H}+{_CAP_WORD}){{0,3}})"
     rf"(?P<forms>,?{_H}+{_LEGAL}(?:,?{_H}+(?:{_JOINER}{_H}+)?{_FORM})*)")
 _NAME_WORD_RE = re.compile(r"\S+")
+# The firm pattern tries up to four capitalised words and then every legal form at each
+# word start: it was 60% of the redact stage. A match holds horizontal space right before a
+# legal form and never a line break, so it runs only on the lines where such a spot exists.
+_FORM_HINT_RE = re.compile(rf"{_H}{_LEGAL}")
 # Institutions named after their place: "County Court at Glasgow", "University of Leeds".
 _INSTITUTIONS = frozenset(
     "court courts tribunal university college school academy institute hospital clinic "
@@ -60,6 +65,18 @@ def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -
     return not any(s is not skip and s.start < end and start < s.end for s in spans)
 
 
+def _firm_matches(text: str) -> Iterator[re.Match]:
+    """`_FIRM_RE.finditer(text)`, searched only on the lines holding horizontal space before a
+    legal form (the same matches, in the same order)."""
+    position = 0
+    while (hint := _FORM_HINT_RE.search(text, position)) is not None:
+        start = text.rfind("\n", 0, hint.start()) + 1
+        end = text.find("\n", hint.end())
+        end = len(text) if end < 0 else end
+        yield from _FIRM_RE.finditer(text, start, end)
+        position = end
+
+
 def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
                        labels: frozenset[str]) -> tuple[EntitySpan, ...]:
     """A redacted model span followed by a legal form ("Ruiz" + " Inc", "van Bergen" + " BV",
@@ -75,7 +92,7 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
         if m and _free(span.end, m.end(), out, span):
             out[i] = replace(span, end=m.end(), label="ORG", redacted=True)
     common = common_words()
-    for m in _FIRM_RE.finditer(text):
+    for m in _firm_matches(text):
         # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
         words = list(_NAME_WORD_RE.finditer(m.group("name")))
         kept = 0
