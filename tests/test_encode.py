@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from transforms.encode import EncodeSettings, casing_type, encode, encode_many, window_bounds
 from transforms.records import Document
@@ -365,3 +366,69 @@ def test_encode_many_keeps_order(tokenizer, specials):
         single = encode(seg(text), tokenizer, settings)
         assert encoded.num_pieces == single.num_pieces
         assert [w.input_ids.tolist() for w in encoded.windows] == [w.input_ids.tolist() for w in single.windows]
+
+
+# --- WordPieces: each distinct word tokenized once -----------------------------------
+
+def _hostile_texts() -> list[str]:
+    sample = (REPO / "pipeline" / "sample" / "news.jsonl").read_text(encoding="utf-8")
+    import json
+
+    texts = [json.loads(line)["text"] for line in sample.splitlines() if line.strip()]
+    return texts + [
+        "Pe\u200dter and Pe\u200dter met 👩‍👩‍👧 in Zürich; ZOË, Zoe\u0308 and zoë.",
+        "\u200b \u200b lone zero-width words, " + "x" * 150 + " a word past 100 characters",
+        "北京 and 東京, Ελλάδα, Москва — naïve café; AT&T's CEO; e-mail: a.b@c.de",
+        "", "   ", "don't can't O'Brien-Smith's 3.5% $1,000,000.00",
+    ]
+
+
+def test_word_pieces_give_the_ids_of_tokenizing_each_document_whole(tokenizer, specials):
+    """The cache changes nothing: every document's piece ids and word of each piece are
+    those of one tokenizer call over its (visible) word list, however the cache was filled."""
+    from transforms.chars import visible
+    from transforms.encode import WordPieces
+
+    settings = make_settings(specials, max_length=32, overlap=8, type_ids="casing")
+    for max_words in (200_000, 7):   # 7: the memory starts afresh again and again
+        cached = WordPieces(tokenizer, max_words=max_words)
+        for text in _hostile_texts():
+            document = seg(text)
+            words = [visible(document.word_text(i)) for i in range(document.num_words)]
+            whole = tokenizer.encode(words, is_pretokenized=True, add_special_tokens=False) \
+                if words else None
+            ids, word_of_piece = cached.pieces(words)
+            assert ids.tolist() == (whole.ids if whole else [])
+            assert word_of_piece.tolist() == (whole.word_ids if whole else [])
+            fresh, reused = encode(document, tokenizer, settings), encode(document, cached, settings)
+            assert len(fresh.windows) == len(reused.windows)
+            for a, b in zip(fresh.windows, reused.windows):
+                for field in ("input_ids", "type_ids", "word_ids", "first_piece"):
+                    assert np.array_equal(getattr(a, field), getattr(b, field)), field
+        assert len(cached._known) <= max_words
+
+
+def _casing_type_by_definition(word: str) -> int:
+    import unicodedata
+
+    start = 0
+    while start < len(word) and (
+            word[start] in "@#¿¡_" or unicodedata.category(word[start]).startswith("M")):
+        start += 1
+    word = word[start:]
+    if not word[:1].isupper():
+        return 0
+    return 2 if len(word) > 1 and word.isupper() else 1
+
+
+@given(st.text(alphabet=st.sampled_from("aZ@#_¿¡\u0301É9 .-xY"), max_size=6))
+def test_casing_type_shortcut_for_ascii_agrees_with_the_definition(word):
+    assert casing_type(word) == _casing_type_by_definition(word)
+
+
+def test_invisible_characters_reach_neither_the_tokenizer_nor_the_casing_feature(tokenizer, specials):
+    settings = make_settings(specials, max_length=32, type_ids="casing")
+    hidden = encode(seg("met \u200bAngela and \ufeffMERKEL"), tokenizer, settings).windows[0]
+    plain = encode(seg("met Angela and MERKEL"), tokenizer, settings).windows[0]
+    assert hidden.type_ids.tolist() == plain.type_ids.tolist() == [0, 0, 1, 0, 2, 2, 0]
+    assert hidden.input_ids.tolist() == plain.input_ids.tolist()

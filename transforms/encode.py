@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
 
-from transforms.chars import visible
+from transforms.chars import IGNORABLE, visible
 from transforms.records import EncodedDocument, SegmentedDocument, Vocabulary, Window
 
 
@@ -69,6 +70,11 @@ def casing_type(word: str) -> int:
     Leading combining marks and @ # ¿ ¡ _ are skipped, so "@Google" and a stray
     accent before "Angela" still read as capitalised.
     """
+    first = word[:1]
+    if first.isascii() and first not in _LEADING_NOISE:   # no mark, no noise to skip
+        if not first.isupper():
+            return 0
+        return 2 if len(word) > 1 and word.isupper() else 1
     start = 0
     while start < len(word) and (
             word[start] in _LEADING_NOISE or unicodedata.category(word[start]).startswith("M")):
@@ -139,14 +145,51 @@ def _build_windows(
     return tuple(windows)
 
 
+class WordPieces:
+    """A tokenizer's pieces of single words, remembered across documents.
+
+    Words reach the tokenizer pre-tokenized, so a word's pieces never depend on its
+    neighbours: each distinct word is tokenized once, and a document's pieces are its
+    words' pieces joined (the same ids as tokenizing the document's word list, tested).
+    Most words of a corpus repeat, which makes encoding several times faster. The
+    memory is bounded: past `max_words` distinct words it starts afresh.
+    """
+
+    def __init__(self, tokenizer, max_words: int = 200_000):
+        self.tokenizer = tokenizer
+        self._max_words = max_words
+        self._known: dict[str, tuple[int, ...]] = {}
+
+    def pieces(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(piece ids, the word of each piece) for one document's words."""
+        found = {word: self._known.get(word) for word in words}
+        new = [word for word, ids in found.items() if ids is None]
+        if new:
+            encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
+            owner = np.asarray(encoding.word_ids, dtype=np.int64)
+            ids = encoding.ids
+            bounds = np.searchsorted(owner, np.arange(len(new) + 1)).tolist()
+            if len(self._known) + len(new) > self._max_words:
+                self._known = {}
+            for i, word in enumerate(new):
+                found[word] = tuple(ids[bounds[i]:bounds[i + 1]])
+                if len(self._known) < self._max_words:
+                    self._known[word] = found[word]
+        per_word = [found[word] for word in words]
+        lengths = np.fromiter(map(len, per_word), np.int64, len(per_word))
+        ids = np.fromiter(chain.from_iterable(per_word), np.int64, int(lengths.sum()))
+        return ids, np.repeat(np.arange(len(per_word), dtype=np.int64), lengths)
+
+
 def encode_many(
     segmented: Sequence[SegmentedDocument], tokenizer, settings: EncodeSettings
 ) -> list[EncodedDocument]:
-    """Encodes documents in one batched tokenizer call.
+    """Encodes documents.
 
     Args:
       segmented: documents split into words.
-      tokenizer: a `tokenizers.Tokenizer` with truncation and padding off.
+      tokenizer: a `tokenizers.Tokenizer` with truncation and padding off, or a
+        `WordPieces` around one (which keeps what it learnt for the next call).
       settings: window length, overlap, specials and type-id mode.
 
     Returns:
@@ -155,17 +198,14 @@ def encode_many(
       "Peter"). A word that yields no piece (a lone zero-width space, say)
       simply has no prediction and tags as O.
     """
-    word_lists = [
-        [visible(doc.document.text[s:e]) for s, e in zip(doc.word_starts, doc.word_ends)]
-        for doc in segmented
-    ]
-    encodings = tokenizer.encode_batch(
-        word_lists, is_pretokenized=True, add_special_tokens=False)
+    word_pieces = tokenizer if isinstance(tokenizer, WordPieces) else WordPieces(tokenizer)
     results = []
-    for doc, words, encoding in zip(segmented, word_lists, encodings):
-        ids = np.asarray(encoding.ids, dtype=np.int64)
-        word_of_piece = np.asarray(
-            [w if w is not None else -1 for w in encoding.word_ids], dtype=np.int64)
+    for doc in segmented:
+        text = doc.document.text
+        words = [text[s:e] for s, e in zip(doc.word_starts, doc.word_ends)]
+        if IGNORABLE.search(text):
+            words = [visible(word) for word in words]
+        ids, word_of_piece = word_pieces.pieces(words)
         if settings.type_ids == TYPE_IDS_CASING:
             word_types = np.fromiter((casing_type(w) for w in words), np.int64, len(words))
         else:

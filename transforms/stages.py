@@ -307,7 +307,7 @@ class Encode(Stage):
         self._settings = settings
 
     def setup(self):
-        self._tokenizer = self._spec.load_tokenizer()
+        self._tokenizer = encode_lib.WordPieces(self._spec.load_tokenizer())
 
     def document_of(self, segmented: SegmentedDocument) -> Document:
         return segmented.document
