@@ -34,6 +34,9 @@ Usage (from the repository root, in the venv with the `train` extra):
     python bench/throughput.py --memory-scaling       # Larvatus peak RSS on N and 10N docs
     python bench/throughput.py --device cuda          # see bench/gpu.sh
     python bench/throughput.py --model models/default --checkpoint runs/ckpt --json out.json
+    python bench/throughput.py --targets --model models/default --model-label embedded \
+        --checkpoint fresh-head                       # the embedded model; HF on the same
+                                                      # architecture with the bench's head
 
 The machines this runs on are noisy: trust medians over several repeats, not one run.
 """
@@ -59,6 +62,9 @@ PRECISIONS = {"cpu": ("int8", "fp32"), "cuda": ("fp16", "fp32")}
 
 # --------------------------------------------------------------------------- preparation
 
+FRESH_HEAD = "fresh-head"   # --checkpoint: HF on the bench's own checkpoint (same architecture)
+
+
 def corpus_spec(args: argparse.Namespace) -> CorpusSpec:
     return CorpusSpec(args.corpus, args.docs, args.words, args.seed, args.conll_file)
 
@@ -74,9 +80,12 @@ def prepare(options: dict) -> dict:
     from transforms.encode import default_overlap
 
     args = argparse.Namespace(**options)
-    checkpoint = str(Path(args.checkpoint).resolve()) if args.checkpoint else None
+    checkpoint = str(Path(args.checkpoint).resolve()) \
+        if args.checkpoint and args.checkpoint != FRESH_HEAD else None
     if args.model:
         models = {args.model_label: str(Path(args.model).resolve())}
+        if args.checkpoint == FRESH_HEAD:   # HF on the same architecture, the bench's head
+            checkpoint, _ = bench_models((), args.seed, args.entity_rate)
     else:
         precisions = PRECISIONS[args.device][:1 if args.no_fp32 else 2]
         checkpoint, models = bench_models(precisions, args.seed, args.entity_rate)
@@ -227,7 +236,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                        help="Benchmark this model directory instead of building one.")
     model.add_argument("--checkpoint", default=None,
                        help="With --model: the PyTorch checkpoint it was exported from, for "
-                            "the HF rows (without it HF is skipped).")
+                            f"the HF rows (without it HF is skipped); '{FRESH_HEAD}': the HF "
+                            "rows run the packaged MiniLM with the bench's fresh head, the "
+                            "same architecture as the embedded model (speed does not depend "
+                            "on the weights).")
     model.add_argument("--model-label", default="model",
                        help="Name of the --model in the output (default 'model').")
     model.add_argument("--no-fp32", action="store_true",

@@ -320,3 +320,26 @@ def test_progress_overhead_runs_every_mode(rigged_model_dir):
     for mode in ("off", "lines", "bar"):
         assert f"--progress {mode}" in done.stdout
     assert "x1.000 of off" in done.stdout
+
+
+def test_fresh_head_checkpoint_gives_an_embedded_model_its_hf_rows(tmp_path, monkeypatch):
+    """`--model DIR --checkpoint fresh-head`: Larvatus and the raw loop run DIR, the HF rows
+    the bench's own checkpoint (the same architecture); a real path is used as given."""
+    import bench.weights
+
+    built = []
+    monkeypatch.setattr(bench.weights, "bench_models",
+                        lambda precisions, seed, rate: built.append(tuple(precisions))
+                        or (str(tmp_path / "fresh-ckpt"), {}))
+    monkeypatch.setattr(throughput, "CACHE", tmp_path)
+    args = throughput.parse_args(["--model", "models/default", "--checkpoint", "fresh-head",
+                                  "--docs", "2", "--model-label", "embedded"])
+    prepared = throughput.prepare(vars(args))
+    assert built == [()]   # the checkpoint only: no model directory is exported for it
+    assert prepared["checkpoint"] == str(tmp_path / "fresh-ckpt")
+    assert prepared["models"] == {"embedded": str((REPO / "models" / "default").resolve())}
+    assert [n for n, _, _ in throughput.legs(args, prepared)][:2] == ["hf-tuned", "hf-users"]
+    args = throughput.parse_args(["--model", "models/default", "--checkpoint", "ckpt",
+                                  "--docs", "2"])
+    assert throughput.prepare(vars(args))["checkpoint"] == str(Path("ckpt").resolve())
+    assert built == [()]
