@@ -390,7 +390,7 @@ def test_word_pieces_give_the_ids_of_tokenizing_each_document_whole(tokenizer, s
     from transforms.encode import WordPieces
 
     settings = make_settings(specials, max_length=32, overlap=8, type_ids="casing")
-    for max_words in (200_000, 7):   # 7: the memory starts afresh again and again
+    for max_words in (100_000, 7):   # 7: the memory starts afresh again and again
         cached = WordPieces(tokenizer, max_words=max_words)
         for text in _hostile_texts():
             document = seg(text)

@@ -155,7 +155,7 @@ class WordPieces:
     memory is bounded: past `max_words` distinct words it starts afresh.
     """
 
-    def __init__(self, tokenizer, max_words: int = 200_000):
+    def __init__(self, tokenizer, max_words: int = 100_000):
         self.tokenizer = tokenizer
         self._max_words = max_words
         self._known: dict[str, tuple[int, ...]] = {}
