@@ -5,6 +5,7 @@ import glob
 import json
 import os
 import shutil
+import tempfile
 import uuid
 from typing import Optional
 
@@ -89,12 +90,14 @@ def previous_output(output_dir: str) -> tuple[list[str], bool]:
 
 
 def check_output(output_dir: str, overwrite: bool) -> None:
-    """Refuses an --output that is a file, or that holds earlier output without --overwrite.
+    """Refuses an --output that is a file, that cannot be written (local folders), or that
+    holds earlier output without --overwrite.
 
     Deletes nothing: the old output is replaced only when the new run has finished.
     """
     if is_local(output_dir):
         _check_local_folder(output_dir)
+        _check_local_writable(output_dir)
     ours, complete = previous_output(output_dir)
     if ours and not overwrite:
         state = "a complete Larvatus run" if complete else (
@@ -117,6 +120,33 @@ def _check_local_folder(output_dir: str) -> None:
     if os.path.exists(parent) and not os.path.isdir(parent):
         raise OutputError(f"--output {output_dir}: {parent} is a file, so no folder can be "
                           f"made there; give a folder")
+
+
+def _check_local_writable(output_dir: str) -> None:
+    """A local --output must take files: the missing folders are made, a probe file is
+    written in it, and both are removed again, so a read-only disk or a folder the user may
+    not write fails now, not after the model has loaded and the job has started."""
+    missing = []
+    path = output_dir
+    while not os.path.exists(path) and path != os.path.dirname(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    made = []
+    try:
+        for folder in reversed(missing):
+            os.mkdir(folder)
+            made.append(folder)
+        with tempfile.NamedTemporaryFile(dir=output_dir, prefix=".larvatus-write-check-"):
+            pass
+    except OSError as error:
+        raise OutputError(f"--output {output_dir} cannot be written: "
+                          f"{error.strerror or type(error).__name__}") from None
+    finally:
+        for folder in reversed(made):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def new_staging_dir(output_dir: str) -> str:

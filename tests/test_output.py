@@ -123,6 +123,27 @@ def test_an_output_below_a_file_is_refused_at_start(tmp_path, rigged_model_dir, 
     assert "Traceback" not in error and (tmp_path / "taken.txt").read_text() == "keep me"
 
 
+def test_an_output_that_cannot_be_written_is_refused_at_start(tmp_path, rigged_model_dir, capsys):
+    """Root may write anywhere, so the unwritable place is one no user can write: Linux's
+    /proc (a folder cannot be made there); the job used to fail inside Beam's writer, with a
+    traceback, after the model had loaded."""
+    source = write_docs(tmp_path / "in.jsonl")
+    assert main(args(source, Path("/proc/larvatus-write-check/out"), rigged_model_dir)) == 2
+    error = capsys.readouterr().err
+    assert "--output /proc/larvatus-write-check/out cannot be written" in error
+    assert "Traceback" not in error
+
+
+def test_the_write_check_leaves_no_folder_or_file_behind(tmp_path):
+    from pipeline import storage
+
+    storage.check_output(str(tmp_path / "new" / "deeper" / "out"), overwrite=False)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "existing").mkdir()
+    storage.check_output(str(tmp_path / "existing"), overwrite=False)
+    assert list((tmp_path / "existing").iterdir()) == []
+
+
 def test_overwrite_with_a_broken_model_keeps_the_old_output(tmp_path, rigged_model_dir):
     source = write_docs(tmp_path / "in.jsonl")
     out = tmp_path / "out"
