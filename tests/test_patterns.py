@@ -807,3 +807,39 @@ def test_compound_addresses_are_searched_only_where_they_can_be_yet_found_as_eve
         assert [m.span() for m in patterns._compound_address_matches(text)] == everywhere, text
         found += len(everywhere)
     assert found > 2000   # the fragments do make addresses
+
+
+_LINE_FRAGMENTS = ["\n", "\r\n", "\u2028", "\x85", " ", "\t", "x", "9", ".", ":", "/", "@", "-"]
+
+
+@pytest.mark.parametrize("pattern, hint, fragments, least", [
+    ("_URL_RE", "_URL_HINT_RE",
+     ["https://x.io/a?b=1", "www.example.com", "WwW.Example.org", "example.com/jobs/12",
+      "config.py/x", "ftp://f", "(see www.a.de)", "mail.example.co.uk:8080/", "http://"], 2500),
+    ("_EMAIL_RE", "_AT_RE",
+     ["jane.doe+news@mail.example.co.uk", "a@b", "x@y.io", "@home", "user@", ".com", "né@é.fr"],
+     2000),
+    ("_IPV4_RE", "_IPV4_HINT_RE",
+     ["192.168.0.1", "1.2.3.4.5", "v1.2.3.4", "10.0.0", "255.255.255.255", "3.14"], 600),
+    ("_IPV6_RE", "_IPV6_HINT_RE",
+     ["fe80::1", "2001:db8::ff00:42:8329", "::", "Face::Add", "::ffff:192.0.2.1", "a:b:c",
+      "[1::2]"], 3000),
+    ("_MENTION_RE", "_AT_RE", ["@jsmith", "@dataclass(", "a@b.c", "@@x", "@_x1", "(@Ann_B)"],
+     1800),
+])
+def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere(
+        pattern, hint, fragments, least):
+    """The line prefilter changes nothing: the same matches as the pattern over the whole text,
+    on shuffled fragments that put matches, look-alikes and line breaks of every kind side by
+    side."""
+    pattern, hint = getattr(patterns, pattern), getattr(patterns, hint)
+    rng = random.Random(13)
+    pool = fragments + _LINE_FRAGMENTS
+    found = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 14)))
+        everywhere = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in patterns._finditer_on_lines(pattern, hint, text)] \
+            == everywhere, text
+        found += len(everywhere)
+    assert found > least   # the fragments do make matches
