@@ -810,6 +810,16 @@ def test_compound_addresses_are_searched_only_where_they_can_be_yet_found_as_eve
 
 
 _LINE_FRAGMENTS = ["\n", "\r\n", "\u2028", "\x85", " ", "\t", "x", "9", ".", ":", "/", "@", "-"]
+_DATE_FRAGMENTS = ["12", "3", "August", "Aug.", "may", "1956", "2020", "of", "th", "T10", ",",
+                   "12/08/1956", "1956-08-12", "12.08.56", "12/8/56", "30 February 2020",
+                   "August 12, 1956", "Aug. 12th 1956", "12 August 1956", "March 2021"]
+
+
+def _named(name: str):
+    """patterns.NAME, or patterns.NAME[i] for "NAME[i]"."""
+    base, _, index = name.partition("[")
+    value = getattr(patterns, base)
+    return value[int(index[:-1])] if index else value
 
 
 @pytest.mark.parametrize("pattern, hint, fragments, least", [
@@ -826,13 +836,18 @@ _LINE_FRAGMENTS = ["\n", "\r\n", "\u2028", "\x85", " ", "\t", "x", "9", ".", ":"
       "[1::2]"], 3000),
     ("_MENTION_RE", "_AT_RE", ["@jsmith", "@dataclass(", "a@b.c", "@@x", "@_x1", "(@Ann_B)"],
      1800),
+    *[(f"_DATE_WRITTEN_RES[{i}]", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, least)
+      for i, least in enumerate((250, 250, 600))],
+    ("_DATE_DMY_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 100),
+    ("_DATE_YMD_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 140),
+    ("_DATE_SHORT_RE", "_SHORT_DATE_HINT_RE", _DATE_FRAGMENTS, 300),
 ])
 def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere(
         pattern, hint, fragments, least):
     """The line prefilter changes nothing: the same matches as the pattern over the whole text,
     on shuffled fragments that put matches, look-alikes and line breaks of every kind side by
     side."""
-    pattern, hint = getattr(patterns, pattern), getattr(patterns, hint)
+    pattern, hint = _named(pattern), _named(hint)
     rng = random.Random(13)
     pool = fragments + _LINE_FRAGMENTS
     found = 0
@@ -842,4 +857,4 @@ def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere
         assert [m.span() for m in patterns._finditer_on_lines(pattern, hint, text)] \
             == everywhere, text
         found += len(everywhere)
-    assert found > least   # the fragments do make matches
+    assert found > least, found   # the fragments do make matches

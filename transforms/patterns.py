@@ -478,6 +478,12 @@ _DATE_SHORT_RE = re.compile(  # 12/8/56, 12.08.56 (two-digit day and month with 
     r"(?P<year>[0-9]{2})(?!\w)" + _DATE_NUMERIC_END)
 
 
+# Hints for `_finditer_on_lines`: every written, day-month-year and year-month-day date
+# holds a four-digit year, every short one a digit, "/" or "." and a digit.
+_FULL_YEAR_HINT_RE = re.compile(r"[12][0-9]{3}")
+_SHORT_DATE_HINT_RE = re.compile(r"[0-9][./][0-9]")
+
+
 def _is_date(year: int, month: int, day: int) -> bool:
     try:
         datetime.date(year, month, day)
@@ -495,7 +501,7 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """
     spans = []
     for pattern in _DATE_WRITTEN_RES:
-        for m in pattern.finditer(text):
+        for m in _finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
             month_name = m.group("month")
             if "day" not in m.groupdict() and (
                     not month_name[0].isupper()
@@ -505,11 +511,11 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
             if _is_date(int(m.group("year")), _MONTHS[month_name[:3].lower()], day):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     for pattern in (_DATE_DMY_RE, _DATE_YMD_RE):
-        for m in pattern.finditer(text):
+        for m in _finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
             year, a, b = int(m.group("year")), int(m.group("a")), int(m.group("b"))
             if _is_date(year, b, a) or (pattern is _DATE_DMY_RE and _is_date(year, a, b)):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
-    for m in _DATE_SHORT_RE.finditer(text):
+    for m in _finditer_on_lines(_DATE_SHORT_RE, _SHORT_DATE_HINT_RE, text):
         a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
         years = (1900 + int(m.group("year")), 2000 + int(m.group("year")))
         if any(_is_date(y, b, a) or _is_date(y, a, b) for y in years):
