@@ -858,3 +858,23 @@ def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere
             == everywhere, text
         found += len(everywhere)
     assert found > least, found   # the fragments do make matches
+
+
+_ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "12345678Z",
+                 "X1234567L", "123456782", "1234.56.782", "2 95 10 99 126 111 93", "44051401359",
+                 "36 574 261 809", "6433435F", "85.07.30-033.28", "12", "345", "6789", "X",
+                 "Z", "-", "C", "AB", "RCCMNL83S18D969H"]
+
+
+@pytest.mark.parametrize("index", [i for i, kind in enumerate(patterns._ID_KINDS) if kind.hint])
+def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
+    kind = patterns._ID_KINDS[index]
+    rng = random.Random(17 + index)
+    pool = _ID_FRAGMENTS + _LINE_FRAGMENTS
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 10)))
+        everywhere = [m.span() for m in kind.shape.finditer(text)]
+        assert [m.span() for m in kind.candidates(text)] == everywhere, text
+        found += len(everywhere)
+    assert found > 50, found   # the fragments do make candidates of this kind

@@ -117,22 +117,32 @@ def _line_window(text: str, start: int, end: int, before: int, after: int) -> tu
     return start - len(head), end + len(tail)
 
 
-def _finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str) -> Iterable[re.Match]:
-    """`pattern.finditer(text)`, searched only on the lines ("\\n") that hold a `hint` match.
-
-    The same matches in the same order, for a pattern whose matches hold no "\\n" and lie
-    on lines holding a hint match, and which cannot look ahead at a "\\n" (each search ends
-    at its line's end); the hint holds no "\\n" either. A hint that opens with a literal
-    or a character class lets `re` scan for its first character (about ten times faster
-    than a pattern opening with lookarounds, which is still tried at every position).
-    """
+def _lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") holding a `hint` match, in order."""
+    lines = []
     position = 0
     while (found := hint.search(text, position)) is not None:
         start = text.rfind("\n", 0, found.start()) + 1
         end = text.find("\n", found.end())
         end = len(text) if end < 0 else end
-        yield from pattern.finditer(text, start, end)
+        lines.append((start, end))
         position = end
+    return lines
+
+
+def _finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
+                       lines: Optional[list[tuple[int, int]]] = None) -> Iterable[re.Match]:
+    """`pattern.finditer(text)`, searched only on the lines that hold a `hint` match (`lines`,
+    when the caller found them already).
+
+    The same matches in the same order, for a pattern whose matches hold no "\\n" and lie
+    on lines holding a hint match, and which cannot look ahead at a "\\n" (each search ends
+    at its line's end); the hint holds no "\\n" either. A hint that opens with a literal
+    or a character class (not a repeat) lets `re` scan for its first character, about ten
+    times faster than a pattern opening with lookarounds, which is tried at every position.
+    """
+    for start, end in _lines_with(hint, text) if lines is None else lines:
+        yield from pattern.finditer(text, start, end)
 
 
 def _cue_pattern(words: str) -> re.Pattern:
@@ -542,6 +552,22 @@ class _IdKind:
     score: float = SCORE_CHECKSUM
     cue: Optional[re.Pattern] = None
     formatted: Optional[re.Pattern] = None
+    # Lines without it hold no candidate (`_finditer_on_lines`); None: search everywhere.
+    hint: Optional[re.Pattern] = None
+
+    def candidates(self, text: str, lines: Optional[dict] = None) -> Iterable[re.Match]:
+        """The shape's matches; `lines` keeps each hint's lines for the next kinds."""
+        if self.hint is None:
+            return self.shape.finditer(text)
+        lines = {} if lines is None else lines
+        if self.hint not in lines:
+            lines[self.hint] = _lines_with(self.hint, text)
+        return _finditer_on_lines(self.shape, self.hint, text, lines[self.hint])
+
+
+# Every identifier below but the codice fiscale (whose digits may all be written as
+# letters) holds two digits, at most one space, dot or dash, and two digits.
+_ID_HINT_RE = re.compile(r"[0-9][0-9][ .-]?[0-9]{2}")   # opens with a class: `re` scans for it
 
 
 def _digits_shape(body: str) -> re.Pattern:
@@ -565,39 +591,44 @@ _NIR_GROUPS = ("[1-478]", "[0-9]{2}", "[0-9]{2}", "(?:[0-9]{2}|2[AB])", "[0-9]{3
 _ID_KINDS = (
     # UK NHS number, e.g. 943 476 5919
     _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), gb_nhs.is_valid,
-            cue=_cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}")),
+            cue=_cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}"),
+            hint=_ID_HINT_RE),
     # US social security number, e.g. 536-90-4399
     _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
             cue=_cue_pattern(r"SSN|SS#|social[ -]security"),
-            formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
+            formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}"), hint=_ID_HINT_RE),
     # UK National Insurance number, e.g. AB 12 34 56 C
     _IdKind(re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
-            score=SCORE_FORMAT),
+            score=SCORE_FORMAT, hint=_ID_HINT_RE),
     # Spanish DNI and NIE, e.g. 12345678Z, X1234567L
-    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
-    _IdKind(re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
+    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid,
+            hint=_ID_HINT_RE),
+    _IdKind(re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid,
+            hint=_ID_HINT_RE),
     # Dutch BSN, e.g. 123456782
     _IdKind(_digits_shape(r"(?:[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3})"), nl_bsn.is_valid,
-            cue=_cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer")),
+            cue=_cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer"), hint=_ID_HINT_RE),
     # French NIR (social security number), e.g. 2 95 10 99 126 111 93
     _IdKind(_digits_shape(" ?".join(_NIR_GROUPS)), fr_nir.is_valid,
             cue=_cue_pattern(r"NIR|INSEE|s[ée]curit[ée] sociale|num[ée]ro de s[ée]cu|"
                              r"social security"),
-            formatted=re.compile(" ".join(_NIR_GROUPS))),
+            formatted=re.compile(" ".join(_NIR_GROUPS)), hint=_ID_HINT_RE),
     # Italian codice fiscale, e.g. RCCMNL83S18D969H
     _IdKind(re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
                        r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale),
     # Polish PESEL, e.g. 44051401359
-    _IdKind(_digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=_cue_pattern(r"PESEL")),
+    _IdKind(_digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=_cue_pattern(r"PESEL"),
+            hint=_ID_HINT_RE),
     # German tax identification number, e.g. 36 574 261 809
     _IdKind(_digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
             cue=_cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
-                             r"IdNr|tax[ -]id(?:entification)?|TIN")),
+                             r"IdNr|tax[ -]id(?:entification)?|TIN"), hint=_ID_HINT_RE),
     # Irish PPS number, e.g. 6433435F
     _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{7}[A-W][A-IW]?(?!\w)"), ie_pps.is_valid,
-            cue=_cue_pattern(r"PPSN?|personal public service")),
+            cue=_cue_pattern(r"PPSN?|personal public service"), hint=_ID_HINT_RE),
     # Belgian national number, e.g. 85.07.30-033.28
-    _IdKind(_digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid),
+    _IdKind(_digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid,
+            hint=_ID_HINT_RE),
 )
 
 
@@ -621,8 +652,9 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "SSN" or "BSN" on the same line.
     """
     spans = set()
+    lines: dict = {}
     for kind in _ID_KINDS:
-        for m in kind.shape.finditer(text):
+        for m in kind.candidates(text, lines):
             candidate = m.group()
             if kind.is_valid is not None and not kind.is_valid(candidate):
                 continue
