@@ -816,10 +816,12 @@ _DATE_FRAGMENTS = ["12", "3", "August", "Aug.", "may", "1956", "2020", "of", "th
 
 
 def _named(name: str):
-    """patterns.NAME, or patterns.NAME[i] for "NAME[i]"."""
+    """patterns.NAME, or patterns.NAME[i] / patterns.NAME[KEY] for "NAME[i]" / "NAME[KEY]"."""
     base, _, index = name.partition("[")
     value = getattr(patterns, base)
-    return value[int(index[:-1])] if index else value
+    if not index:
+        return value
+    return value[int(index[:-1])] if index[:-1].isdigit() else value[index[:-1]]
 
 
 @pytest.mark.parametrize("pattern, hint, fragments, least", [
@@ -841,6 +843,27 @@ def _named(name: str):
     ("_DATE_DMY_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 100),
     ("_DATE_YMD_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 140),
     ("_DATE_SHORT_RE", "_SHORT_DATE_HINT_RE", _DATE_FRAGMENTS, 300),
+    ("_CODE_RE", "_DIGIT_RE",
+     ["case", "Case No.", "file #", "ref:", "invoice", "A-", "202201873", "B4", "12", "x9",
+      "order 66", "patient MRN", "acct. 4417-22"], 1500),
+    ("_ADDRESS_EN_RE", "_DIGIT_RE",
+     ["431", "Zachary", "Falls", "Suite 621", "Flat 34,", "Deborah Island", "Road", "St.",
+      "12b", "10 minute walk", "Apt 5"], 300),
+    ("_ADDRESS_PREFIXED_RE", "_DIGIT_RE",
+     ["75,", "chemin de Joseph", "12 rue Bouvet", "rue", "via Roma", "calle", "3", "de la"],
+     300),
+    ("_CHAT_ANGLE_RE", "_HANDLE_HINTS[_CHAT_ANGLE_RE]",
+     ["<jsmith> ", "\n<@op> ", "[12:03] <ann> ", "<b>", "hi", "<", ">", "jsmith"], 300),
+    ("_CHAT_STAMPED_RE", "_HANDLE_HINTS[_CHAT_STAMPED_RE]",
+     ["\n[12:03] jsmith: ", "\n2024-01-02 10:30 ann: ", "jsmith:", "pm", "@nick:", "12:03",
+      "\n[9:15 PM] @op: ", "nick"], 300),
+    ("_CHAT_BARE_RE", "_HANDLE_HINTS[_CHAT_BARE_RE]",
+     ["\njsmith42: ", "col1:", "Note:", "\na_b: ", "x", "42"], 600),
+    ("_LOGIN_RE", "_HANDLE_HINTS[_LOGIN_RE]",
+     ["user=", "username:", "login_name=", "\"jsmith\"", "jsmith", "nick:", "'x'", "="], 1500),
+    ("_SSHD_RE", "_HANDLE_HINTS[_SSHD_RE]",
+     ["Invalid user jsmith from ", "Failed password for root from", "jsmith", " from",
+      "FROM", "publickey for ann FROM ", "invalid user", "illegal user"], 300),
 ])
 def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere(
         pattern, hint, fragments, least):

@@ -145,6 +145,9 @@ def _finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
         yield from pattern.finditer(text, start, end)
 
 
+_DIGIT_RE = re.compile("[0-9]")   # hint: patterns that need a digit
+
+
 def _cue_pattern(words: str) -> re.Pattern:
     """Any of the `|`-separated cue words (each starting with a letter), whole, in any case."""
     initials = "".join(sorted({w[0].lower() + w[0].upper() for w in words.split("|")}))
@@ -690,6 +693,10 @@ _SSHD_RE = re.compile(  # sshd: "Invalid user jsmith from", "Failed password for
     rf"(?=[IPip])(?<!\w)(?:(?:invalid|illegal){_H}+user"
     rf"|(?:password|publickey){_H}+for(?:{_H}+invalid{_H}+user)?)"
     rf"{_H}+(?P<value>\w(?:[\w.-]{{0,30}}\w)?){_H}+from(?!\w)", re.IGNORECASE)
+# Hints (`_finditer_on_lines`): what each chat and log pattern cannot do without.
+_HANDLE_HINTS = {"_CHAT_ANGLE_RE": re.compile("<"), "_CHAT_STAMPED_RE": re.compile("[0-9]:[0-9]"),
+                 "_CHAT_BARE_RE": re.compile(":"), "_LOGIN_RE": re.compile("[=:]"),
+                 "_SSHD_RE": re.compile("[fF][rR][oO][mM]")}
 _NUMBERED_KEY_RE = re.compile(  # "col1:", "new_col2:", "step3:" are keys, not people
     r"(?:[a-z]+_)*(?:arg|answer|block|case|chapter|class|col|column|db|example|feature|field|file|"
     r"group|host|id|input|item|key|label|layer|level|line|name|node|option|opt|output|param|part|"
@@ -754,20 +761,21 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
                 or _DECORATOR_RE.match(text, m.end()) or _alone_on_line(text, m.start(), m.end()):
             continue
         spans.append(EntitySpan(m.start() + 1, m.end(), "HANDLE", SCORE_FORMAT))
-    for pattern in (_CHAT_ANGLE_RE, _CHAT_STAMPED_RE):
-        for m in pattern.finditer(text):
+    for pattern, hint in ((_CHAT_ANGLE_RE, _HANDLE_HINTS["_CHAT_ANGLE_RE"]),
+                          (_CHAT_STAMPED_RE, _HANDLE_HINTS["_CHAT_STAMPED_RE"])):
+        for m in _finditer_on_lines(pattern, hint, text):
             nick = m.group("nick")
             if pattern is _CHAT_ANGLE_RE and nick.lower() in _HTML_TAGS:
                 continue
             if _plausible_nick(nick):
                 spans.append(EntitySpan(m.start("nick"), m.end("nick"), "HANDLE", SCORE_FORMAT))
-    for m in _CHAT_BARE_RE.finditer(text):
+    for m in _finditer_on_lines(_CHAT_BARE_RE, _HANDLE_HINTS["_CHAT_BARE_RE"], text):
         nick = m.group("nick")
         if (any(ch.isdigit() for ch in nick) and sum(ch.isalpha() for ch in nick) >= 2
                 and nick not in _TECH_TOKENS and nick not in _NOT_NICKS
                 and not _NUMBERED_KEY_RE.fullmatch(nick)):
             spans.append(EntitySpan(m.start("nick"), m.end("nick"), "HANDLE", SCORE_FORMAT))
-    for m in _LOGIN_RE.finditer(text):
+    for m in _finditer_on_lines(_LOGIN_RE, _HANDLE_HINTS["_LOGIN_RE"], text):
         key, value = m.group("key").lower(), m.group("value")
         if value.lower() in _NOT_LOGINS:
             continue
@@ -775,7 +783,7 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
                                  or text.startswith(")", m.end())):
             continue    # "User: please", "login: 3 attempts", "f(user_id: UserId)"
         spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
-    for m in _SSHD_RE.finditer(text):
+    for m in _finditer_on_lines(_SSHD_RE, _HANDLE_HINTS["_SSHD_RE"], text):
         if m.group("value").lower() not in _NOT_LOGINS:
             spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
     return spans
@@ -807,7 +815,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
     and "file 2019" are not codes.
     """
     spans = []
-    for m in _CODE_RE.finditer(text):
+    for m in _finditer_on_lines(_CODE_RE, _DIGIT_RE, text):   # a code holds a digit
         code = m.group("code")
         if _count_digits(code) < (4 if code.isdigit() else 3) or _YEAR_RE.fullmatch(code):
             continue
@@ -946,7 +954,8 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
     Any casing. A street type after a quantity ("10 minute walk") is not an address.
     """
     spans = []
-    for m in _ADDRESS_EN_RE.finditer(text):
+    digit_lines = _lines_with(_DIGIT_RE, text)   # every address has a number
+    for m in _finditer_on_lines(_ADDRESS_EN_RE, _DIGIT_RE, text, digit_lines):
         words = m.group("name").split()
         if any(word.lower() in _NOT_STREET_NAMES for word in words):
             continue
@@ -957,7 +966,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
         if _NOT_STREET_COMPOUNDS_RE.match(m.group("street")):
             continue
         spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
-    for m in _ADDRESS_PREFIXED_RE.finditer(text):
+    for m in _finditer_on_lines(_ADDRESS_PREFIXED_RE, _DIGIT_RE, text, digit_lines):
         if m.group("type").lower() in _AMBIGUOUS_PREFIXES \
                 and not m.group("name").lstrip()[:1].isupper():
             continue
