@@ -60,9 +60,12 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
                 taken[start:end] = b"\x01" * (end - start)
     common = common_words()
     for match in _WORD.finditer(redacted_text):
+        start = match.start()
+        if not redacted_text[start].isupper():   # a word opens with a letter, never stripped
+            continue
         word = match.group().rstrip(".-'’")
-        start, end = match.start(), match.start() + len(word)
-        if not word or not word[0].isupper() or word.lower() in common:
+        end = start + len(word)
+        if word.lower() in common:
             continue
         if len(word) == 1 or _sentence_initial(redacted_text, start):
             continue

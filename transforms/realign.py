@@ -180,7 +180,7 @@ def realign(
     return _with_content(tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
-            score=float(scores[first:last].mean()),
+            score=float(scores[first] if last - first == 1 else scores[first:last].mean()),
             redacted=entity in decision.types or bool(flagged[first:last].any()))
         for first, last, entity in decode_spans(tags)), text)
 
