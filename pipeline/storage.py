@@ -108,17 +108,25 @@ def check_output(output_dir: str, overwrite: bool) -> None:
             f"another --output.")
 
 
+def _missing_folders(path: str) -> tuple[list[str], str]:
+    """The folders from `path` up that do not exist yet (deepest first), and the nearest
+    path above them that does (or the root)."""
+    missing = []
+    while not os.path.exists(path) and path != os.path.dirname(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing, path
+
+
 def _check_local_folder(output_dir: str) -> None:
     """A local --output must be a folder, or a path where one can be made."""
-    if os.path.exists(output_dir):
+    missing, existing = _missing_folders(output_dir)
+    if not missing:
         if not os.path.isdir(output_dir):
             raise OutputError(f"--output {output_dir} is a file; give a folder")
         return
-    parent = os.path.dirname(output_dir)
-    while parent and not os.path.exists(parent) and parent != os.path.dirname(parent):
-        parent = os.path.dirname(parent)
-    if os.path.exists(parent) and not os.path.isdir(parent):
-        raise OutputError(f"--output {output_dir}: {parent} is a file, so no folder can be "
+    if os.path.exists(existing) and not os.path.isdir(existing):
+        raise OutputError(f"--output {output_dir}: {existing} is a file, so no folder can be "
                           f"made there; give a folder")
 
 
@@ -126,11 +134,7 @@ def _check_local_writable(output_dir: str) -> None:
     """A local --output must take files: the missing folders are made, a probe file is
     written in it, and both are removed again, so a read-only disk or a folder the user may
     not write fails now, not after the model has loaded and the job has started."""
-    missing = []
-    path = output_dir
-    while not os.path.exists(path) and path != os.path.dirname(path):
-        missing.append(path)
-        path = os.path.dirname(path)
+    missing, _ = _missing_folders(output_dir)
     made = []
     try:
         for folder in reversed(missing):

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from transforms import patterns
+from transforms import names, patterns
 from transforms.patterns import (
     DEFAULT_PHONE_REGIONS, LINE_BREAKS, PATTERN_LABELS, RECOGNIZERS, SCORE_CHECKSUM, SCORE_FORMAT,
     SCORE_VALIDATED, PatternSettings, find_patterns, merge_spans, recognize)
@@ -815,69 +815,73 @@ _DATE_FRAGMENTS = ["12", "3", "August", "Aug.", "may", "1956", "2020", "of", "th
                    "August 12, 1956", "Aug. 12th 1956", "12 August 1956", "March 2021"]
 
 
-def _named(name: str):
-    """patterns.NAME, or patterns.NAME[i] / patterns.NAME[KEY] for "NAME[i]" / "NAME[KEY]"."""
-    base, _, index = name.partition("[")
-    value = getattr(patterns, base)
-    if not index:
-        return value
-    return value[int(index[:-1])] if index[:-1].isdigit() else value[index[:-1]]
+_FIRM_FRAGMENTS = ["Nordic Freight", " A/S", " GmbH", " & Co. KG", ", Inc.", " B. V.", " B.\nV.",
+                   " S.à r.l.", " sp. z o.o.", " Ltd", " limited", " SE", " se", "Müller", "van",
+                   ",", "LÖWER PRUSCHKE", " E.G.", "Sri Lanka", " and Sons", " BV", "Bergen",
+                   " plc", "inc"]
+P = patterns
 
 
 @pytest.mark.parametrize("pattern, hint, fragments, least", [
-    ("_URL_RE", "_URL_HINT_RE",
-     ["https://x.io/a?b=1", "www.example.com", "WwW.Example.org", "example.com/jobs/12",
-      "config.py/x", "ftp://f", "(see www.a.de)", "mail.example.co.uk:8080/", "http://"], 2500),
-    ("_EMAIL_RE", "_AT_RE",
-     ["jane.doe+news@mail.example.co.uk", "a@b", "x@y.io", "@home", "user@", ".com", "né@é.fr"],
-     2000),
-    ("_IPV4_RE", "_IPV4_HINT_RE",
-     ["192.168.0.1", "1.2.3.4.5", "v1.2.3.4", "10.0.0", "255.255.255.255", "3.14"], 600),
-    ("_IPV6_RE", "_IPV6_HINT_RE",
-     ["fe80::1", "2001:db8::ff00:42:8329", "::", "Face::Add", "::ffff:192.0.2.1", "a:b:c",
-      "[1::2]"], 3000),
-    ("_MENTION_RE", "_AT_RE", ["@jsmith", "@dataclass(", "a@b.c", "@@x", "@_x1", "(@Ann_B)"],
-     1800),
-    *[(f"_DATE_WRITTEN_RES[{i}]", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, least)
-      for i, least in enumerate((250, 250, 600))],
-    ("_DATE_DMY_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 100),
-    ("_DATE_YMD_RE", "_FULL_YEAR_HINT_RE", _DATE_FRAGMENTS, 140),
-    ("_DATE_SHORT_RE", "_SHORT_DATE_HINT_RE", _DATE_FRAGMENTS, 300),
-    ("_CODE_RE", "_DIGIT_RE",
-     ["case", "Case No.", "file #", "ref:", "invoice", "A-", "202201873", "B4", "12", "x9",
-      "order 66", "patient MRN", "acct. 4417-22"], 1500),
-    ("_ADDRESS_EN_RE", "_DIGIT_RE",
-     ["431", "Zachary", "Falls", "Suite 621", "Flat 34,", "Deborah Island", "Road", "St.",
-      "12b", "10 minute walk", "Apt 5"], 300),
-    ("_ADDRESS_PREFIXED_RE", "_DIGIT_RE",
-     ["75,", "chemin de Joseph", "12 rue Bouvet", "rue", "via Roma", "calle", "3", "de la"],
-     300),
-    ("_CHAT_ANGLE_RE", "_HANDLE_HINTS[_CHAT_ANGLE_RE]",
-     ["<jsmith> ", "\n<@op> ", "[12:03] <ann> ", "<b>", "hi", "<", ">", "jsmith"], 300),
-    ("_CHAT_STAMPED_RE", "_HANDLE_HINTS[_CHAT_STAMPED_RE]",
-     ["\n[12:03] jsmith: ", "\n2024-01-02 10:30 ann: ", "jsmith:", "pm", "@nick:", "12:03",
-      "\n[9:15 PM] @op: ", "nick"], 300),
-    ("_CHAT_BARE_RE", "_HANDLE_HINTS[_CHAT_BARE_RE]",
-     ["\njsmith42: ", "col1:", "Note:", "\na_b: ", "x", "42"], 600),
-    ("_LOGIN_RE", "_HANDLE_HINTS[_LOGIN_RE]",
-     ["user=", "username:", "login_name=", "\"jsmith\"", "jsmith", "nick:", "'x'", "="], 1500),
-    ("_SSHD_RE", "_HANDLE_HINTS[_SSHD_RE]",
-     ["Invalid user jsmith from ", "Failed password for root from", "jsmith", " from",
-      "FROM", "publickey for ann FROM ", "invalid user", "illegal user"], 300),
+    pytest.param(P._URL_RE, P._URL_HINT_RE,
+                 ["https://x.io/a?b=1", "www.example.com", "WwW.Example.org",
+                  "example.com/jobs/12", "config.py/x", "ftp://f", "(see www.a.de)",
+                  "mail.example.co.uk:8080/", "http://"], 2500, id="url"),
+    pytest.param(P._EMAIL_RE, P._AT_RE,
+                 ["jane.doe+news@mail.example.co.uk", "a@b", "x@y.io", "@home", "user@", ".com",
+                  "né@é.fr"], 2000, id="email"),
+    pytest.param(P._IPV4_RE, P._IPV4_HINT_RE,
+                 ["192.168.0.1", "1.2.3.4.5", "v1.2.3.4", "10.0.0", "255.255.255.255", "3.14"],
+                 600, id="ipv4"),
+    pytest.param(P._IPV6_RE, P._IPV6_HINT_RE,
+                 ["fe80::1", "2001:db8::ff00:42:8329", "::", "Face::Add", "::ffff:192.0.2.1",
+                  "a:b:c", "[1::2]"], 3000, id="ipv6"),
+    pytest.param(P._MENTION_RE, P._AT_RE,
+                 ["@jsmith", "@dataclass(", "a@b.c", "@@x", "@_x1", "(@Ann_B)"], 1800,
+                 id="mention"),
+    *[pytest.param(pattern, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, least, id=f"date-written-{i}")
+      for i, (pattern, least) in enumerate(zip(P._DATE_WRITTEN_RES, (250, 250, 600)))],
+    pytest.param(P._DATE_DMY_RE, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 100, id="date-dmy"),
+    pytest.param(P._DATE_YMD_RE, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 140, id="date-ymd"),
+    pytest.param(P._DATE_SHORT_RE, P._SHORT_DATE_HINT_RE, _DATE_FRAGMENTS, 300, id="date-short"),
+    pytest.param(P._CODE_RE, P._DIGIT_RE,
+                 ["case", "Case No.", "file #", "ref:", "invoice", "A-", "202201873", "B4", "12",
+                  "x9", "order 66", "patient MRN", "acct. 4417-22"], 1500, id="code"),
+    pytest.param(P._ADDRESS_EN_RE, P._DIGIT_RE,
+                 ["431", "Zachary", "Falls", "Suite 621", "Flat 34,", "Deborah Island", "Road",
+                  "St.", "12b", "10 minute walk", "Apt 5"], 300, id="address-en"),
+    pytest.param(P._ADDRESS_PREFIXED_RE, P._DIGIT_RE,
+                 ["75,", "chemin de Joseph", "12 rue Bouvet", "rue", "via Roma", "calle", "3",
+                  "de la"], 300, id="address-prefixed"),
+    pytest.param(P._CHAT_ANGLE_RE, P._LESS_THAN_RE,
+                 ["<jsmith> ", "\n<@op> ", "[12:03] <ann> ", "<b>", "hi", "<", ">", "jsmith"],
+                 300, id="chat-angle"),
+    pytest.param(P._CHAT_STAMPED_RE, P._CLOCK_RE,
+                 ["\n[12:03] jsmith: ", "\n2024-01-02 10:30 ann: ", "jsmith:", "pm", "@nick:",
+                  "12:03", "\n[9:15 PM] @op: ", "nick"], 300, id="chat-stamped"),
+    pytest.param(P._CHAT_BARE_RE, P._COLON_RE,
+                 ["\njsmith42: ", "col1:", "Note:", "\na_b: ", "x", "42"], 600, id="chat-bare"),
+    pytest.param(P._LOGIN_RE, P._KEY_VALUE_RE,
+                 ["user=", "username:", "login_name=", "\"jsmith\"", "jsmith", "nick:", "'x'",
+                  "="], 1500, id="login"),
+    pytest.param(P._SSHD_RE, P._FROM_RE,
+                 ["Invalid user jsmith from ", "Failed password for root from", "jsmith",
+                  " from", "FROM", "publickey for ann FROM ", "invalid user", "illegal user"],
+                 300, id="sshd"),
+    pytest.param(names._FIRM_RE, names._FORM_HINT_RE, _FIRM_FRAGMENTS, 2000, id="firm"),
 ])
 def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere(
         pattern, hint, fragments, least):
     """The line prefilter changes nothing: the same matches as the pattern over the whole text,
     on shuffled fragments that put matches, look-alikes and line breaks of every kind side by
     side."""
-    pattern, hint = _named(pattern), _named(hint)
     rng = random.Random(13)
     pool = fragments + _LINE_FRAGMENTS
     found = 0
     for _ in range(4000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 14)))
         everywhere = [m.span() for m in pattern.finditer(text)]
-        assert [m.span() for m in patterns._finditer_on_lines(pattern, hint, text)] \
+        assert [m.span() for m in patterns.finditer_on_lines(pattern, hint, text)] \
             == everywhere, text
         found += len(everywhere)
     assert found > least, found   # the fragments do make matches
@@ -889,7 +893,7 @@ _ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "1
                  "Z", "-", "C", "AB", "RCCMNL83S18D969H"]
 
 
-@pytest.mark.parametrize("index", [i for i, kind in enumerate(patterns._ID_KINDS) if kind.hint])
+@pytest.mark.parametrize("index", [i for i, kind in enumerate(patterns._ID_KINDS) if kind.hinted])
 def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
     kind = patterns._ID_KINDS[index]
     rng = random.Random(17 + index)

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from transforms.audit import common_words
+from transforms.patterns import finditer_on_lines
 from transforms.records import EntitySpan
 
 # The model's entity types; only redacted spans of these types are extended or joined.
@@ -65,18 +66,6 @@ def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -
     return not any(s is not skip and s.start < end and start < s.end for s in spans)
 
 
-def _firm_matches(text: str) -> Iterator[re.Match]:
-    """`_FIRM_RE.finditer(text)`, searched only on the lines holding horizontal space before a
-    legal form (the same matches, in the same order)."""
-    position = 0
-    while (hint := _FORM_HINT_RE.search(text, position)) is not None:
-        start = text.rfind("\n", 0, hint.start()) + 1
-        end = text.find("\n", hint.end())
-        end = len(text) if end < 0 else end
-        yield from _FIRM_RE.finditer(text, start, end)
-        position = end
-
-
 def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
                        labels: frozenset[str]) -> tuple[EntitySpan, ...]:
     """A redacted model span followed by a legal form ("Ruiz" + " Inc", "van Bergen" + " BV",
@@ -92,7 +81,7 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
         if m and _free(span.end, m.end(), out, span):
             out[i] = replace(span, end=m.end(), label="ORG", redacted=True)
     common = common_words()
-    for m in _firm_matches(text):
+    for m in finditer_on_lines(_FIRM_RE, _FORM_HINT_RE, text):
         # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
         words = list(_NAME_WORD_RE.finditer(m.group("name")))
         kept = 0

@@ -117,7 +117,7 @@ def _line_window(text: str, start: int, end: int, before: int, after: int) -> tu
     return start - len(head), end + len(tail)
 
 
-def _lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
+def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     """[start, end) of each line ("\\n") holding a `hint` match, in order."""
     lines = []
     position = 0
@@ -130,7 +130,7 @@ def _lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     return lines
 
 
-def _finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
+def finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
                        lines: Optional[list[tuple[int, int]]] = None) -> Iterable[re.Match]:
     """`pattern.finditer(text)`, searched only on the lines that hold a `hint` match (`lines`,
     when the caller found them already).
@@ -141,7 +141,7 @@ def _finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
     or a character class (not a repeat) lets `re` scan for its first character, about ten
     times faster than a pattern opening with lookarounds, which is tried at every position.
     """
-    for start, end in _lines_with(hint, text) if lines is None else lines:
+    for start, end in lines_with(hint, text) if lines is None else lines:
         yield from pattern.finditer(text, start, end)
 
 
@@ -165,7 +165,7 @@ _AT_RE = re.compile("@")   # hint: every address and mention holds one
 def recognize_emails(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Addresses like `jane.doe+news@mail.example.co.uk` (an alphabetic top-level domain)."""
     return [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
-            for m in _finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
+            for m in finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
 
 
 # ----------------------------------------------------------------------------- PHONE
@@ -386,7 +386,7 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
     (nor is "::1").
     """
     spans = []
-    for m in _finditer_on_lines(_IPV4_RE, _IPV4_HINT_RE, text):
+    for m in finditer_on_lines(_IPV4_RE, _IPV4_HINT_RE, text):
         if _NOT_IP_BEFORE_RE.search(text, max(0, m.start() - 10), m.start()):
             continue
         try:
@@ -394,7 +394,7 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
         except ValueError:
             continue
         spans.append(EntitySpan(m.start(), m.end(), "IP", SCORE_VALIDATED))
-    for m in _finditer_on_lines(_IPV6_RE, _IPV6_HINT_RE, text):
+    for m in finditer_on_lines(_IPV6_RE, _IPV6_HINT_RE, text):
         candidate = m.group()
         if candidate.endswith(":") and not candidate.endswith("::"):
             candidate = candidate[:-1]     # "fe80::1:" ending a clause
@@ -448,7 +448,7 @@ def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "config.py/x"); a bare domain without a path ("example.com") is not a URL here.
     """
     spans = []
-    for m in _finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
+    for m in finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
         url = _trim_url(m.group())
         if url.endswith("//"):
             continue
@@ -491,7 +491,7 @@ _DATE_SHORT_RE = re.compile(  # 12/8/56, 12.08.56 (two-digit day and month with 
     r"(?P<year>[0-9]{2})(?!\w)" + _DATE_NUMERIC_END)
 
 
-# Hints for `_finditer_on_lines`: every written, day-month-year and year-month-day date
+# Hints for `finditer_on_lines`: every written, day-month-year and year-month-day date
 # holds a four-digit year, every short one a digit, "/" or "." and a digit.
 _FULL_YEAR_HINT_RE = re.compile(r"[12][0-9]{3}")
 _SHORT_DATE_HINT_RE = re.compile(r"[0-9][./][0-9]")
@@ -514,7 +514,7 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """
     spans = []
     for pattern in _DATE_WRITTEN_RES:
-        for m in _finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
+        for m in finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
             month_name = m.group("month")
             if "day" not in m.groupdict() and (
                     not month_name[0].isupper()
@@ -524,11 +524,11 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
             if _is_date(int(m.group("year")), _MONTHS[month_name[:3].lower()], day):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     for pattern in (_DATE_DMY_RE, _DATE_YMD_RE):
-        for m in _finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
+        for m in finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
             year, a, b = int(m.group("year")), int(m.group("a")), int(m.group("b"))
             if _is_date(year, b, a) or (pattern is _DATE_DMY_RE and _is_date(year, a, b)):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
-    for m in _finditer_on_lines(_DATE_SHORT_RE, _SHORT_DATE_HINT_RE, text):
+    for m in finditer_on_lines(_DATE_SHORT_RE, _SHORT_DATE_HINT_RE, text):
         a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
         years = (1900 + int(m.group("year")), 2000 + int(m.group("year")))
         if any(_is_date(y, b, a) or _is_date(y, a, b) for y in years):
@@ -555,17 +555,15 @@ class _IdKind:
     score: float = SCORE_CHECKSUM
     cue: Optional[re.Pattern] = None
     formatted: Optional[re.Pattern] = None
-    # Lines without it hold no candidate (`_finditer_on_lines`); None: search everywhere.
-    hint: Optional[re.Pattern] = None
+    # Searched only on the lines holding `_ID_HINT_RE` (`finditer_on_lines`); False: everywhere.
+    hinted: bool = True
 
-    def candidates(self, text: str, lines: Optional[dict] = None) -> Iterable[re.Match]:
-        """The shape's matches; `lines` keeps each hint's lines for the next kinds."""
-        if self.hint is None:
+    def candidates(self, text: str,
+                   hint_lines: Optional[list[tuple[int, int]]] = None) -> Iterable[re.Match]:
+        """The shape's matches; `hint_lines`: `_ID_HINT_RE`'s lines, when already found."""
+        if not self.hinted:
             return self.shape.finditer(text)
-        lines = {} if lines is None else lines
-        if self.hint not in lines:
-            lines[self.hint] = _lines_with(self.hint, text)
-        return _finditer_on_lines(self.shape, self.hint, text, lines[self.hint])
+        return finditer_on_lines(self.shape, _ID_HINT_RE, text, hint_lines)
 
 
 # Every identifier below but the codice fiscale (whose digits may all be written as
@@ -594,44 +592,39 @@ _NIR_GROUPS = ("[1-478]", "[0-9]{2}", "[0-9]{2}", "(?:[0-9]{2}|2[AB])", "[0-9]{3
 _ID_KINDS = (
     # UK NHS number, e.g. 943 476 5919
     _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), gb_nhs.is_valid,
-            cue=_cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}"),
-            hint=_ID_HINT_RE),
+            cue=_cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}")),
     # US social security number, e.g. 536-90-4399
     _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
             cue=_cue_pattern(r"SSN|SS#|social[ -]security"),
-            formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}"), hint=_ID_HINT_RE),
+            formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
     # UK National Insurance number, e.g. AB 12 34 56 C
     _IdKind(re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
-            score=SCORE_FORMAT, hint=_ID_HINT_RE),
+            score=SCORE_FORMAT),
     # Spanish DNI and NIE, e.g. 12345678Z, X1234567L
-    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid,
-            hint=_ID_HINT_RE),
-    _IdKind(re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid,
-            hint=_ID_HINT_RE),
+    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
+    _IdKind(re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
     # Dutch BSN, e.g. 123456782
     _IdKind(_digits_shape(r"(?:[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3})"), nl_bsn.is_valid,
-            cue=_cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer"), hint=_ID_HINT_RE),
+            cue=_cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer")),
     # French NIR (social security number), e.g. 2 95 10 99 126 111 93
     _IdKind(_digits_shape(" ?".join(_NIR_GROUPS)), fr_nir.is_valid,
             cue=_cue_pattern(r"NIR|INSEE|s[ée]curit[ée] sociale|num[ée]ro de s[ée]cu|"
                              r"social security"),
-            formatted=re.compile(" ".join(_NIR_GROUPS)), hint=_ID_HINT_RE),
+            formatted=re.compile(" ".join(_NIR_GROUPS))),
     # Italian codice fiscale, e.g. RCCMNL83S18D969H
     _IdKind(re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
-                       r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale),
+                       r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale, hinted=False),
     # Polish PESEL, e.g. 44051401359
-    _IdKind(_digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=_cue_pattern(r"PESEL"),
-            hint=_ID_HINT_RE),
+    _IdKind(_digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=_cue_pattern(r"PESEL")),
     # German tax identification number, e.g. 36 574 261 809
     _IdKind(_digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
             cue=_cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
-                             r"IdNr|tax[ -]id(?:entification)?|TIN"), hint=_ID_HINT_RE),
+                             r"IdNr|tax[ -]id(?:entification)?|TIN")),
     # Irish PPS number, e.g. 6433435F
     _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{7}[A-W][A-IW]?(?!\w)"), ie_pps.is_valid,
-            cue=_cue_pattern(r"PPSN?|personal public service"), hint=_ID_HINT_RE),
+            cue=_cue_pattern(r"PPSN?|personal public service")),
     # Belgian national number, e.g. 85.07.30-033.28
-    _IdKind(_digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid,
-            hint=_ID_HINT_RE),
+    _IdKind(_digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid),
 )
 
 
@@ -655,9 +648,9 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "SSN" or "BSN" on the same line.
     """
     spans = set()
-    lines: dict = {}
+    hint_lines = lines_with(_ID_HINT_RE, text)   # once for every hinted kind
     for kind in _ID_KINDS:
-        for m in kind.candidates(text, lines):
+        for m in kind.candidates(text, hint_lines):
             candidate = m.group()
             if kind.is_valid is not None and not kind.is_valid(candidate):
                 continue
@@ -693,10 +686,12 @@ _SSHD_RE = re.compile(  # sshd: "Invalid user jsmith from", "Failed password for
     rf"(?=[IPip])(?<!\w)(?:(?:invalid|illegal){_H}+user"
     rf"|(?:password|publickey){_H}+for(?:{_H}+invalid{_H}+user)?)"
     rf"{_H}+(?P<value>\w(?:[\w.-]{{0,30}}\w)?){_H}+from(?!\w)", re.IGNORECASE)
-# Hints (`_finditer_on_lines`): what each chat and log pattern cannot do without.
-_HANDLE_HINTS = {"_CHAT_ANGLE_RE": re.compile("<"), "_CHAT_STAMPED_RE": re.compile("[0-9]:[0-9]"),
-                 "_CHAT_BARE_RE": re.compile(":"), "_LOGIN_RE": re.compile("[=:]"),
-                 "_SSHD_RE": re.compile("[fF][rR][oO][mM]")}
+# Hints (`finditer_on_lines`): what each chat and log pattern cannot do without.
+_LESS_THAN_RE = re.compile("<")              # _CHAT_ANGLE_RE
+_CLOCK_RE = re.compile("[0-9]:[0-9]")        # _CHAT_STAMPED_RE
+_COLON_RE = re.compile(":")                  # _CHAT_BARE_RE
+_KEY_VALUE_RE = re.compile("[=:]")           # _LOGIN_RE
+_FROM_RE = re.compile("[fF][rR][oO][mM]")    # _SSHD_RE
 _NUMBERED_KEY_RE = re.compile(  # "col1:", "new_col2:", "step3:" are keys, not people
     r"(?:[a-z]+_)*(?:arg|answer|block|case|chapter|class|col|column|db|example|feature|field|file|"
     r"group|host|id|input|item|key|label|layer|level|line|name|node|option|opt|output|param|part|"
@@ -754,28 +749,27 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
       "Invalid user NAME from" / "password for NAME from".
     """
     spans = []
-    for m in _finditer_on_lines(_MENTION_RE, _AT_RE, text):
+    for m in finditer_on_lines(_MENTION_RE, _AT_RE, text):
         name = m.group()[1:]
         if not any(ch.isalpha() for ch in name) or _TIME_LIKE_RE.fullmatch(name) \
                 or name.split(".")[0].lower() in _NOT_MENTIONS \
                 or _DECORATOR_RE.match(text, m.end()) or _alone_on_line(text, m.start(), m.end()):
             continue
         spans.append(EntitySpan(m.start() + 1, m.end(), "HANDLE", SCORE_FORMAT))
-    for pattern, hint in ((_CHAT_ANGLE_RE, _HANDLE_HINTS["_CHAT_ANGLE_RE"]),
-                          (_CHAT_STAMPED_RE, _HANDLE_HINTS["_CHAT_STAMPED_RE"])):
-        for m in _finditer_on_lines(pattern, hint, text):
+    for pattern, hint in ((_CHAT_ANGLE_RE, _LESS_THAN_RE), (_CHAT_STAMPED_RE, _CLOCK_RE)):
+        for m in finditer_on_lines(pattern, hint, text):
             nick = m.group("nick")
             if pattern is _CHAT_ANGLE_RE and nick.lower() in _HTML_TAGS:
                 continue
             if _plausible_nick(nick):
                 spans.append(EntitySpan(m.start("nick"), m.end("nick"), "HANDLE", SCORE_FORMAT))
-    for m in _finditer_on_lines(_CHAT_BARE_RE, _HANDLE_HINTS["_CHAT_BARE_RE"], text):
+    for m in finditer_on_lines(_CHAT_BARE_RE, _COLON_RE, text):
         nick = m.group("nick")
         if (any(ch.isdigit() for ch in nick) and sum(ch.isalpha() for ch in nick) >= 2
                 and nick not in _TECH_TOKENS and nick not in _NOT_NICKS
                 and not _NUMBERED_KEY_RE.fullmatch(nick)):
             spans.append(EntitySpan(m.start("nick"), m.end("nick"), "HANDLE", SCORE_FORMAT))
-    for m in _finditer_on_lines(_LOGIN_RE, _HANDLE_HINTS["_LOGIN_RE"], text):
+    for m in finditer_on_lines(_LOGIN_RE, _KEY_VALUE_RE, text):
         key, value = m.group("key").lower(), m.group("value")
         if value.lower() in _NOT_LOGINS:
             continue
@@ -783,7 +777,7 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
                                  or text.startswith(")", m.end())):
             continue    # "User: please", "login: 3 attempts", "f(user_id: UserId)"
         spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
-    for m in _finditer_on_lines(_SSHD_RE, _HANDLE_HINTS["_SSHD_RE"], text):
+    for m in finditer_on_lines(_SSHD_RE, _FROM_RE, text):
         if m.group("value").lower() not in _NOT_LOGINS:
             spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
     return spans
@@ -815,7 +809,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
     and "file 2019" are not codes.
     """
     spans = []
-    for m in _finditer_on_lines(_CODE_RE, _DIGIT_RE, text):   # a code holds a digit
+    for m in finditer_on_lines(_CODE_RE, _DIGIT_RE, text):   # a code holds a digit
         code = m.group("code")
         if _count_digits(code) < (4 if code.isdigit() else 3) or _YEAR_RE.fullmatch(code):
             continue
@@ -954,8 +948,8 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
     Any casing. A street type after a quantity ("10 minute walk") is not an address.
     """
     spans = []
-    digit_lines = _lines_with(_DIGIT_RE, text)   # every address has a number
-    for m in _finditer_on_lines(_ADDRESS_EN_RE, _DIGIT_RE, text, digit_lines):
+    digit_lines = lines_with(_DIGIT_RE, text)   # every address has a number
+    for m in finditer_on_lines(_ADDRESS_EN_RE, _DIGIT_RE, text, digit_lines):
         words = m.group("name").split()
         if any(word.lower() in _NOT_STREET_NAMES for word in words):
             continue
@@ -966,7 +960,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
         if _NOT_STREET_COMPOUNDS_RE.match(m.group("street")):
             continue
         spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
-    for m in _finditer_on_lines(_ADDRESS_PREFIXED_RE, _DIGIT_RE, text, digit_lines):
+    for m in finditer_on_lines(_ADDRESS_PREFIXED_RE, _DIGIT_RE, text, digit_lines):
         if m.group("type").lower() in _AMBIGUOUS_PREFIXES \
                 and not m.group("name").lstrip()[:1].isupper():
             continue
