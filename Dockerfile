@@ -30,7 +30,7 @@ RUN pip install --no-cache-dir "/tmp/larvatus" "onnxruntime-gpu${ORT_EXTRAS}>=1.
 print('\n'.join(sorted({os.path.dirname(p) for b in (s.submodule_search_locations if s else []) \
 for p in glob.glob(os.path.join(b, '*', 'lib', 'lib*.so*'))})))" > /etc/ld.so.conf.d/larvatus-nvidia.conf \
     && ldconfig \
-    && cd / && python -c "from models.model_dir import load_model_spec; s = load_model_spec(); \
+    && cd / && python -c "from larvatus.models.model_dir import load_model_spec; s = load_model_spec(); \
 print('embedded model', s.name, s.sha256)"
 
 # Remote models (--model gs://...) are copied here once per worker process, keyed by sha256.

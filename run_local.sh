@@ -42,8 +42,8 @@ fi
 
 install ""
 if [ $# -gt 0 ]; then
-  exec python -m pipeline.run "$@"
+  exec python -m larvatus.run "$@"
 fi
 OUT=output/sample
-python -m pipeline.run --input pipeline/sample/news.jsonl --output "$OUT" --overwrite
-python -m pipeline.show "$OUT"
+python -m larvatus.run --input pipeline/sample/news.jsonl --output "$OUT" --overwrite
+python -m larvatus.show "$OUT"

@@ -1,5 +1,5 @@
 """Packaging for Larvatus; Beam ships this to remote workers with --setup_file ./setup.py."""
-from setuptools import find_packages, setup
+from setuptools import setup
 
 RUNTIME = [
     "apache-beam>=2.60,<3",
@@ -35,11 +35,14 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
-    packages=find_packages(include=["pipeline", "pipeline.*", "transforms", "transforms.*",
-                                    "models", "models.*"]),
-    include_package_data=True,
-    package_data={"models": ["default/*"], "pipeline": ["sample/*"]},
+    # One installed namespace: the repository's pipeline/ is the `larvatus` package itself,
+    # transforms/ and models/ its subpackages. Nothing is installed as a top-level
+    # `pipeline`, `transforms` or `models`.
+    packages=["larvatus", "larvatus.transforms", "larvatus.models"],
+    package_dir={"larvatus": "pipeline", "larvatus.transforms": "transforms",
+                 "larvatus.models": "models"},
+    package_data={"larvatus": ["sample/*.jsonl"], "larvatus.models": ["default/*"]},
     install_requires=RUNTIME,
     extras_require={"train": TRAIN, "test": TEST, "bench": BENCH},
-    entry_points={"console_scripts": ["larvatus=pipeline.cli:console_main"]},
+    entry_points={"console_scripts": ["larvatus=larvatus.cli:console_main"]},
 )

@@ -9,7 +9,7 @@ Kinds (`CorpusSpec.kind`):
 - "long": long documents (5,000-15,000 words each, built the same way), where every
   document spans dozens of windows.
 - "conll": the CoNLL-2003 validation documents as raw text (tokens joined by spaces,
-  sentences by newlines; `models.conll`), the first N or all of them.
+  sentences by newlines; `larvatus.models.conll`), the first N or all of them.
 
 "news" and "long" take either a number of documents or a number of words (`words`: whole
 documents until at least that many whitespace-separated words, e.g. a million-word corpus
@@ -173,8 +173,8 @@ def make_word_corpus(words: int, seed: int, kind: str = "news",
 
 
 def conll_documents(path: Path = CONLL_VALID, limit: Optional[int] = None) -> tuple[list[dict], str]:
-    """CoNLL documents as the raw text the pipeline would meet (`models.conll`)."""
-    from models.conll import read_documents
+    """CoNLL documents as the raw text the pipeline would meet (`larvatus.models.conll`)."""
+    from larvatus.models.conll import read_documents
 
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no CoNLL file (the shared data sits beside the repo)")
@@ -260,16 +260,16 @@ def write_corpus(spec: CorpusSpec, directory: Path = CACHE) -> dict:
 # --------------------------------------------------------------------------- counts
 
 def segment_records(records: Sequence[dict]) -> list:
-    """Larvatus's segmentation of each record (`transforms.segment`)."""
-    from transforms.records import Document
-    from transforms.segment import segment
+    """Larvatus's segmentation of each record (`larvatus.transforms.segment`)."""
+    from larvatus.transforms.records import Document
+    from larvatus.transforms.segment import segment
 
     return [segment(Document(r["id"], r["text"], f"{i}")) for i, r in enumerate(records)]
 
 
 def count_documents(records: Sequence[dict], tokenizer, settings) -> dict:
     """Words and wordpieces as Larvatus counts them, and the windows it will build."""
-    from transforms.encode import encode_many
+    from larvatus.transforms.encode import encode_many
 
     segmented = segment_records(records)
     encoded = encode_many(segmented, tokenizer, settings)
@@ -289,7 +289,7 @@ def count_documents(records: Sequence[dict], tokenizer, settings) -> dict:
 
 def corpus_counts(model_dir: Path, docs_path: Path, overlap: int) -> dict:
     """`count_documents` with a model directory's tokenizer and encode settings."""
-    from models.model_dir import load_model_spec
+    from larvatus.models.model_dir import load_model_spec
 
     spec = load_model_spec(model_dir)
     tokenizer = spec.load_tokenizer()

@@ -8,7 +8,7 @@
 #    on LD_LIBRARY_PATH;
 # 2. builds the speed-only checkpoint (the packaged MiniLM-L6 with a fresh, seeded head:
 #    speed does not depend on training) and exports it with
-#    `python -m models.export --precision fp16,fp32 --optimize`;
+#    `python -m larvatus.models.export --precision fp16,fp32 --optimize`;
 # 3. checks that the device really runs the model (no silent fall back to CPU);
 # 4. runs `python bench/throughput.py --device cuda` on the 240-document news corpus, on
 #    long documents and on a million words, nvidia-smi sampling utilization and memory
@@ -84,7 +84,7 @@ MODEL=bench/.cache/gpu-minilm-conll9-fp16-fp32  # fp16 runs on CUDA, fp32 on CPU
 if [ ! -f "$MODEL/larvatus_model.json" ]; then
   # A fresh head's logits are close together: fp16 noise flips many argmaxes, so parity
   # is printed, not enforced (speed does not depend on it).
-  "$PY" -m models.export --checkpoint "$CKPT" --output "$MODEL" --precision fp16,fp32 \
+  "$PY" -m larvatus.models.export --checkpoint "$CKPT" --output "$MODEL" --precision fp16,fp32 \
     --optimize --max-length 256 --max-disagreement 1 --name bench-minilm-gpu
 fi
 LABEL=$([ "$DEVICE" = cuda ] && echo fp16 || echo fp32)  # what the model directory runs there

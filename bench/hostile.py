@@ -1,7 +1,7 @@
 """Hostile sweep: the pipeline on each hostile case of issue 8, one subprocess each; prints case, outcome, time and peak memory.
 
 Every case writes its own input (and, for model faults, a broken copy of the model
-directory) into a scratch folder, runs `python -m pipeline.run` on it as a subprocess
+directory) into a scratch folder, runs `python -m larvatus.run` on it as a subprocess
 with the embedded default model on CPU, and checks what came out: the exit code, the
 error message, `_SUMMARY.json`, the annotations and the dead letters. Peak memory is
 the subprocess's own `ru_maxrss` (from `os.wait4`), so cases compare with each other:
@@ -97,8 +97,8 @@ def _all(*checks: Check) -> Check:
 
 def _ran(records_out: int, **reasons: int) -> Check:
     def check(outcome: Outcome) -> Optional[str]:
-        from pipeline.options import DEFAULT_MAX_DEAD_LETTER_RATIO
-        from pipeline.summary import dead_letter_failure
+        from larvatus.options import DEFAULT_MAX_DEAD_LETTER_RATIO
+        from larvatus.summary import dead_letter_failure
 
         # a job whose records are (nearly) all dead-lettered ran, and exits 1 to say so
         expected = 1 if outcome.summary is not None and dead_letter_failure(
@@ -364,7 +364,7 @@ CASES = [
 def _read_rows(output: Path, prefix: str) -> list:
     import pyarrow.parquet as pq
 
-    from pipeline.layout import annotation_files_pattern, dead_letter_files_pattern
+    from larvatus.layout import annotation_files_pattern, dead_letter_files_pattern
 
     pattern = {"annotations": annotation_files_pattern,
                "dead_letter": dead_letter_files_pattern}[prefix](str(output))
@@ -401,7 +401,7 @@ def run_case(case: Case, root: Path, model: Path, scratch: Path, timeout: float)
     argv = case.build(scratch, model)
     if "--model" not in argv:
         argv += ["--model", str(model)]
-    command = [sys.executable, "-m", "pipeline.run", *argv, "--output", str(output),
+    command = [sys.executable, "-m", "larvatus.run", *argv, "--output", str(output),
                "--device", "cpu"]
     env = {**os.environ, "PYTHONPATH": str(root), **case.env}
     started = time.perf_counter()

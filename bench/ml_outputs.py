@@ -14,7 +14,7 @@ Two measurements on the throughput benchmark's news corpus (bench/corpus.py):
    hidden states of each layer choice. With `--baseline-model` (the same checkpoint exported
    with `--no-hidden-states`) also the tags of a graph without hidden-state outputs: whether
    their mere presence costs anything.
-2. **pipeline**: whole `python -m pipeline.cli run` processes with the ML outputs off, with
+2. **pipeline**: whole `python -m larvatus.cli run` processes with the ML outputs off, with
    --emit-token-ids, with --emit-embeddings, and with both: wall seconds, the process's
    CPU seconds (user + system; steadier on a shared host) and its stages' summed DoFn
    seconds from `_SUMMARY.json` (where the extra work lands).
@@ -50,7 +50,7 @@ PIPELINE_MODES = {
 
 def inference_modes(model: str, baseline: str | None) -> dict:
     """Mode name -> (model directory, embedding layer or None)."""
-    from models.model_dir import load_model_spec
+    from larvatus.models.model_dir import load_model_spec
 
     modes = {}
     if baseline:
@@ -62,9 +62,9 @@ def inference_modes(model: str, baseline: str | None) -> dict:
 
 
 def measure_inference(docs: Path, model: str, baseline: str | None, repeats: int) -> dict:
-    from models.handler import OnnxTokenClassifierHandler
-    from models.model_dir import load_model_spec
-    from transforms.encode import default_overlap, encode_many
+    from larvatus.models.handler import OnnxTokenClassifierHandler
+    from larvatus.models.model_dir import load_model_spec
+    from larvatus.transforms.encode import default_overlap, encode_many
 
     records = read_jsonl(docs)
     loaded, windows = {}, {}
@@ -99,7 +99,7 @@ def one_run(docs: Path, model: str, flags: list[str], out: Path) -> tuple[float,
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "run", "--input", str(docs), "--output",
+        [sys.executable, "-m", "larvatus.cli", "run", "--input", str(docs), "--output",
          str(out), "--overwrite", "--model", model, *flags],
         cwd=REPO, capture_output=True, text=True)
     seconds = time.perf_counter() - started

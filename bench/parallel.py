@@ -1,6 +1,6 @@
 """Parallelism check: the same corpus on one process and on several DirectRunner worker processes.
 
-Runs `python -m pipeline.run` (a subprocess each time, the whole process timed) on the
+Runs `python -m larvatus.run` (a subprocess each time, the whole process timed) on the
 sample corpus repeated `--copies` times (ids made unique), in these configurations,
 interleaved `--repeats` times:
 
@@ -120,7 +120,7 @@ def make_corpus(path: Path, copies: int) -> int:
 def rows(output: Path) -> dict:
     import pyarrow.parquet as pq
 
-    from pipeline.layout import annotation_files_pattern
+    from larvatus.layout import annotation_files_pattern
 
     out = {}
     for name in glob.glob(annotation_files_pattern(str(output))):
@@ -132,14 +132,14 @@ def rows(output: Path) -> dict:
 
 
 def run_once(corpus: Path, output: Path, model: str, extra: list[str]) -> dict:
-    command = [sys.executable, "-m", "pipeline.run", "--input", str(corpus), "--output",
+    command = [sys.executable, "-m", "larvatus.run", "--input", str(corpus), "--output",
                str(output), "--model", model, "--overwrite", *extra]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
-    from pipeline.layout import SUMMARY_NAME
+    from larvatus.layout import SUMMARY_NAME
 
     summary = json.loads((output / SUMMARY_NAME).read_text())
     return {"wall": wall, "workers": summary["beam_counters"].get("worker_processes", 0),

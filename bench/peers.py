@@ -3,7 +3,7 @@
 One run measures, on the same documents, each system in its own subprocess
 (`bench.runners.run_child`: peak RSS per system, repeats interleaved):
 
-1. **Larvatus** - `python -m pipeline.run` (DirectRunner, JSONL to Parquet) with `--model`
+1. **Larvatus** - `python -m larvatus.run` (DirectRunner, JSONL to Parquet) with `--model`
    (default `models/default`, the embedded default model), the whole process timed
    (start-up included; the pipeline's own wall time is printed beside it). Its entities
    are read back from the Parquet files (model detections; the propagated mentions are
@@ -11,7 +11,7 @@ One run measures, on the same documents, each system in its own subprocess
    by default (`--larvatus-thresholds default,1`): the CLI's defaults, whose recall-first
    redaction decision (the default `--redact-threshold`) turns low-probability words of
    PER/LOC/ORG into entities, and `--redact-threshold 1`, the model's argmax tags (the
-   entity annotations `models.evaluate --text-level` scores).
+   entity annotations `larvatus.models.evaluate --text-level` scores).
 2. **HF** - `transformers.pipeline("token-classification", aggregation_strategy="first",
    stride=64)` in PyTorch fp32 over the PyTorch checkpoint of the same weights
    (`--hf-checkpoint`, default the checkpoint the model directory records), windows of the model's 256 pieces,
@@ -38,7 +38,7 @@ word counts for every row.
 
 Corpora (`--corpus`): "conll" is the CoNLL-2003 validation file rebuilt as raw text (216
 documents; `bench.corpus`), where each system's entities are scored against the gold
-spans (exact character match, `models.metrics`) after mapping its labels to CoNLL's:
+spans (exact character match, `larvatus.models.metrics`) after mapping its labels to CoNLL's:
 PERSON->PER; GPE, LOC, FAC, LOCATION->LOC; ORG, ORGANIZATION->ORG; NORP, EVENT, PRODUCT,
 WORK_OF_ART, LAW, LANGUAGE->MISC (Presidio: PERSON, LOCATION, ORGANIZATION only). Micro F1
 over the four labels, per label, and over PER/LOC/ORG only (Presidio has no MISC) are
@@ -121,7 +121,7 @@ def system_of(name: str) -> str:
 
 def mapped_spans(spans: Iterable[Sequence], system: str) -> list:
     """[start, end, label(, ...)] predictions as EntitySpans with CoNLL labels (others dropped)."""
-    from transforms.records import EntitySpan
+    from larvatus.transforms.records import EntitySpan
 
     out = []
     for span in spans:
@@ -148,7 +148,7 @@ def score_predictions(golds: Sequence, predictions: dict, system: str) -> dict:
     recall, f1, support (gold entities) and predicted; a document without predictions
     counts as having none.
     """
-    from models import metrics
+    from larvatus.models import metrics
 
     all_counts, three_counts = [], []
     for gold in golds:
@@ -187,9 +187,9 @@ def casing_type_ids(text: str, offsets: Sequence[Sequence[int]], special: Sequen
 
     `offsets` are the pieces' (start, end) in `text`, `special` their special-token mask
     (special tokens take 0). The word of a piece is the BERT pre-tokenizer word holding
-    its first character (`transforms.encode.casing_type` of that word).
+    its first character (`larvatus.transforms.encode.casing_type` of that word).
     """
-    from transforms.encode import casing_type
+    from larvatus.transforms.encode import casing_type
 
     starts, ends = words if words is not None else bert_words(text)
     types = []
@@ -369,7 +369,7 @@ def larvatus_entities(out: str) -> dict:
 
 def measure_larvatus_peer(model_dir: str, docs: str, out: str, log: str,
                           predictions: Optional[str] = None, extra: Sequence[str] = ()) -> dict:
-    """`python -m pipeline.run` end to end (bench.runners.measure_larvatus), then its entities."""
+    """`python -m larvatus.run` end to end (bench.runners.measure_larvatus), then its entities."""
     from bench.runners import measure_larvatus
 
     result = measure_larvatus(model_dir, docs, out, log, extra=list(extra))
@@ -385,8 +385,8 @@ def prepare_peers(model_dir: str, corpora: Sequence[str], docs: Optional[int],
                   seed: int, conll_file: str, cache: str = str(CACHE)) -> dict:
     """Writes the corpora (into `cache`, bench/.cache/ by default) and counts them as Larvatus does."""
     from bench.corpus import corpus_counts, write_corpus
-    from models.model_dir import load_model_spec
-    from transforms.encode import default_overlap
+    from larvatus.models.model_dir import load_model_spec
+    from larvatus.transforms.encode import default_overlap
 
     window = load_model_spec(model_dir).max_length
     overlap = default_overlap(window)
@@ -478,7 +478,7 @@ def scored_predictions(predictions: dict, system: str) -> dict:
 
 def benchmark(args: argparse.Namespace, prepared: dict, spacy_model: Optional[str]) -> dict:
     """Every corpus's legs, repeated and interleaved; F1 of each on the CoNLL corpus."""
-    from models.conll import read_documents
+    from larvatus.models.conll import read_documents
 
     output: dict[str, Any] = {}
     for kind in args.corpus:
@@ -665,7 +665,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="Larvatus rows by --redact-threshold, comma-separated: 'default' "
                              "runs the CLI's defaults (recall-first: low-probability words of "
                              "PER/LOC/ORG become entities, as redaction wants); 1 keeps the "
-                             "model's argmax tags, the entity annotations models.evaluate "
+                             "model's argmax tags, the entity annotations larvatus.models.evaluate "
                              "scores (default: default,1).")
     parser.add_argument("--hf-checkpoint", default=None,
                         help="PyTorch checkpoint of the same weights for the HF row (default: "

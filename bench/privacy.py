@@ -5,7 +5,7 @@ server log) in five locales with planted personal data and gold spans
 (`bench.privacy_corpus`: faker, seeded; `--split test` by default, documents nobody tuned
 on; `--split dev` for tuning), it runs
 
-1. **Larvatus** - `python -m pipeline.run --input DOCS.jsonl --output DIR --overwrite
+1. **Larvatus** - `python -m larvatus.run --input DOCS.jsonl --output DIR --overwrite
    LARVATUS_ARGS` in a subprocess (`--larvatus-args`, default `--redact-labels all`), then
    reads `DIR/annotations/annotations-*.parquet`. The spans it
    redacted are the entities marked `redacted` when the output has that field, else the
@@ -57,7 +57,7 @@ if __package__ in (None, ""):  # `python bench/privacy.py`: import bench.* from 
 
 from bench.privacy_corpus import (  # noqa: E402
     CASINGS, DEFAULT_DOCS, KINDS, SPLIT_SEEDS, SPLITS, Document, Prediction, make_split, score)
-from pipeline.layout import SUMMARY_NAME, annotation_files_pattern  # noqa: E402
+from larvatus.layout import SUMMARY_NAME, annotation_files_pattern  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "bench" / ".cache"
@@ -191,7 +191,7 @@ def larvatus_predictions(documents: Sequence[Document], rows: Sequence[dict],
 
 def run_larvatus_once(docs_path: Path, out_dir: Path, log_path: Path, larvatus_args: list[str],
                       timeout: Optional[float]) -> dict:
-    command = [sys.executable, "-m", "pipeline.run", "--input", str(docs_path),
+    command = [sys.executable, "-m", "larvatus.run", "--input", str(docs_path),
                "--output", str(out_dir), "--overwrite", *larvatus_args]
     started = time.perf_counter()
     try:
@@ -218,7 +218,7 @@ def run_larvatus(documents: Sequence[Document], args: argparse.Namespace, workdi
     tried = []
     for number, larvatus_args in enumerate(attempts):
         out_dir = workdir / "larvatus-out"
-        print(f"Running Larvatus: python -m pipeline.run ... {shlex.join(larvatus_args)}",
+        print(f"Running Larvatus: python -m larvatus.run ... {shlex.join(larvatus_args)}",
               flush=True)
         run = run_larvatus_once(docs_path, out_dir, workdir / f"larvatus-log-{number}.txt",
                                 larvatus_args, args.larvatus_timeout)
@@ -378,7 +378,7 @@ def print_table(systems: dict[str, dict], documents: Sequence[Document], args: a
 
 def describe(name: str, result: dict) -> str:
     if name == "Larvatus":
-        text = f"python -m pipeline.run {shlex.join(result['args'])}"
+        text = f"python -m larvatus.run {shlex.join(result['args'])}"
         if result["fallback"]:
             text += " (fallback: the first arguments failed)"
         diag = result["diagnostics"]

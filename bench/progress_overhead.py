@@ -7,7 +7,7 @@ repeats is larger than the effect measured):
     python bench/progress_overhead.py --workers 2      # DirectRunner multi_processing, 2 workers
     python bench/progress_overhead.py --docs 40 --repeats 1
 
-Each run is a whole `python -m pipeline.cli run` process on the throughput benchmark's news
+Each run is a whole `python -m larvatus.cli run` process on the throughput benchmark's news
 corpus (bench/corpus.py) with the embedded model (or --model); the modes run in turn inside
 each repeat so that machine noise hits them alike. `off` writes no progress file at all, so
 the difference includes the workers' side (the counters and the file written every 0.5 s)
@@ -37,7 +37,7 @@ MODES = ("off", "lines", "bar")
 def command(docs: Path, mode: str, output: Path, workers: int = 0,
             model: Optional[str] = None) -> list[str]:
     """The `larvatus run` command line of one timed run."""
-    args = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(docs), "--output",
+    args = [sys.executable, "-m", "larvatus.cli", "run", "--input", str(docs), "--output",
             str(output), "--overwrite", "--progress", mode, "--progress-interval", "1"]
     if model:
         args += ["--model", model, "--device", "cpu"]

@@ -7,12 +7,12 @@
   fp16 when `torch.cuda.is_available()`, else on CPU in fp32 (the result says which).
   Timed around the `pipe(texts)` call only, after one warm-up call on the first text.
 - `measure_ort`: the raw ONNX Runtime loop over exactly the windows Larvatus builds
-  (`transforms.segment` + `transforms.encode.encode_many`) and its batches
-  (`models.batching.run_in_batches`: token-budget batches of length-sorted windows, pad,
+  (`larvatus.transforms.segment` + `larvatus.transforms.encode.encode_many`) and its batches
+  (`larvatus.models.batching.run_in_batches`: token-budget batches of length-sorted windows, pad,
   model call, softmax), the session made by `OnnxTokenClassifierHandler.load_model`
   (CUDAExecutionProvider with IO binding on `device="cuda"`). Timed around the loop only,
   after one warm-up batch; the model calls alone are reported too.
-- `measure_larvatus`: `python -m pipeline.run ... --device D --overwrite` as a
+- `measure_larvatus`: `python -m larvatus.run ... --device D --overwrite` as a
   subprocess, JSONL in, Parquet out: the whole process's wall time and the figures of its
   `_SUMMARY.json` (stage_seconds, wall_seconds, words...).
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from bench.corpus import CACHE, REPO, read_jsonl
-from pipeline.layout import SUMMARY_NAME, annotation_files_pattern, join
+from larvatus.layout import SUMMARY_NAME, annotation_files_pattern, join
 
 
 
@@ -209,8 +209,8 @@ def measure_hf(checkpoint: str, docs: str, config: str = "tuned", window: int = 
 
 def load_encoded(model_dir: str, docs: str, overlap: int):
     """(spec, encoded documents, seconds to segment and encode) as Larvatus builds them."""
-    from models.model_dir import load_model_spec
-    from transforms.encode import encode_many
+    from larvatus.models.model_dir import load_model_spec
+    from larvatus.transforms.encode import encode_many
 
     from bench.corpus import segment_records
 
@@ -225,7 +225,7 @@ def load_encoded(model_dir: str, docs: str, overlap: int):
 
 def load_session(spec, device: str, batch_tokens: Optional[int] = None):
     """The handler's LoadedModel on `device`, refusing a silent fall back to CPU."""
-    from models.handler import OnnxTokenClassifierHandler
+    from larvatus.models.handler import OnnxTokenClassifierHandler
 
     model = OnnxTokenClassifierHandler(spec, device=device, batch_tokens=batch_tokens).load_model()
     if model.device != device:
@@ -236,7 +236,7 @@ def load_session(spec, device: str, batch_tokens: Optional[int] = None):
 def measure_ort(model_dir: str, docs: str, overlap: int, device: str = "cpu",
                 batch_tokens: Optional[int] = None) -> dict:
     """Larvatus's windows and batches through `run_in_batches`, nothing else timed."""
-    from models.batching import flatten_windows, pad_batch, plan_batches, run_in_batches
+    from larvatus.models.batching import flatten_windows, pad_batch, plan_batches, run_in_batches
 
     spec, encoded, prep_seconds = load_encoded(model_dir, docs, overlap)
     model = load_session(spec, device, batch_tokens)
@@ -271,11 +271,11 @@ def measure_ort(model_dir: str, docs: str, overlap: int, device: str = "cpu",
 
 def check_device(model_dir: str, device: str) -> dict:
     """Loads the model as Larvatus does and runs one batch of the sample's first windows."""
-    from models.batching import run_in_batches
+    from larvatus.models.batching import run_in_batches
 
     from bench.corpus import SAMPLE
-    from transforms.encode import default_overlap
-    from models.model_dir import load_model_spec
+    from larvatus.transforms.encode import default_overlap
+    from larvatus.models.model_dir import load_model_spec
 
     spec = load_model_spec(model_dir)
     _, encoded, _ = load_encoded(model_dir, str(SAMPLE), default_overlap(spec.max_length))
@@ -293,7 +293,7 @@ def check_device(model_dir: str, device: str) -> dict:
 
 def larvatus_command(model_dir: str, docs: str, out: str, device: str = "cpu",
                      extra: Sequence[str] = ()) -> list[str]:
-    return [sys.executable, "-m", "pipeline.run", "--input", docs, "--output", out,
+    return [sys.executable, "-m", "larvatus.run", "--input", docs, "--output", out,
             "--model", model_dir, "--device", device, "--overwrite", *extra]
 
 
@@ -312,18 +312,18 @@ def annotation_files(out: str) -> list[str]:
 
 def measure_larvatus(model_dir: str, docs: str, out: str, log: str, device: str = "cpu",
                      extra: Sequence[str] = ()) -> dict:
-    """`python -m pipeline.run` as a subprocess: its wall time, peak RSS and summary."""
+    """`python -m larvatus.run` as a subprocess: its wall time, peak RSS and summary."""
     command = larvatus_command(model_dir, docs, out, device, extra)
     start = time.perf_counter()
     with open(log, "w", encoding="utf-8") as handle:
         code = subprocess.call(command, cwd=REPO, stdout=handle, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - start
     if code != 0:
-        raise SystemExit(f"pipeline.run exited {code}; see {log}")
+        raise SystemExit(f"larvatus.run exited {code}; see {log}")
     summary = read_summary(out)
     files = annotation_files(out)
     if not files:
-        raise SystemExit(f"pipeline.run wrote no annotations under {out}")
+        raise SystemExit(f"larvatus.run wrote no annotations under {out}")
     return {
         "seconds": seconds, "pipeline_wall_seconds": summary["wall_seconds"],
         "stage_seconds": summary.get("stage_seconds", {}), "words": summary.get("words"),

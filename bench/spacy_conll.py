@@ -11,7 +11,7 @@ en_core_web_sm: that pipeline is trained on OntoNotes 5 (18 labels) with a tagge
 and lemmatizer; this one knows CoNLL's PER/LOC/ORG/MISC and has only a tokenizer and `ner`.
 
 Training data: each CoNLL document rebuilt as the raw text the pipeline meets
-(`models.conll`: tokens joined by spaces, sentences by newlines), stored as spaCy Docs with
+(`larvatus.models.conll`: tokens joined by spaces, sentences by newlines), stored as spaCy Docs with
 the gold tokens as words (the newlines are whitespace tokens, as spaCy's tokenizer makes
 them) and the gold entities as `doc.ents`. spaCy's training aligns its own tokenizer's
 output to these gold words, so the model trains on the tokenization it will see at
@@ -54,7 +54,7 @@ INIT_CONFIG_COMMAND = "spacy init config --lang en --pipeline ner --optimize eff
 # --------------------------------------------------------------------------- conversion
 
 def reference_doc(vocab, gold):
-    """A `models.conll.GoldDocument` as a spaCy Doc: gold tokens as words, entities set.
+    """A `larvatus.models.conll.GoldDocument` as a spaCy Doc: gold tokens as words, entities set.
 
     The text of the Doc is exactly `gold.text`. A single space between tokens becomes the
     token's trailing whitespace; any other separator (the newline between sentences)
@@ -99,7 +99,7 @@ def conll_docbin(path: Path, vocab=None):
     import spacy
     from spacy.tokens import DocBin
 
-    from models.conll import read_documents
+    from larvatus.models.conll import read_documents
 
     vocab = vocab if vocab is not None else spacy.blank("en").vocab
     docs = [reference_doc(vocab, gold) for gold in read_documents(path)]

@@ -10,10 +10,10 @@ depending on training; or `--model DIR --checkpoint CKPT`), each in its own subp
    batch_size 8) and/or "users" as users run it (the model's max length, stride=32,
    batch_size=16); timed around the `pipe(texts)` call only, after a warm-up call. On
    `--device cuda` it runs on the GPU in fp16 when torch has CUDA, else on CPU in fp32.
-2. **raw ORT** - Larvatus's own windows and batches through `models.batching.run_in_batches`
+2. **raw ORT** - Larvatus's own windows and batches through `larvatus.models.batching.run_in_batches`
    and the handler's session (CUDA with IO binding on `--device cuda`), the loop alone
    timed after a warm-up batch: the ceiling for inference.
-3. **Larvatus** - `python -m pipeline.run --device D` on the DirectRunner, JSONL to
+3. **Larvatus** - `python -m larvatus.run --device D` on the DirectRunner, JSONL to
    Parquet, the whole process timed (start-up, imports and the model check included),
    with its `_SUMMARY.json` (time per stage, inference included).
 
@@ -76,8 +76,8 @@ def prepare(options: dict) -> dict:
     """
     from bench.corpus import corpus_counts, write_corpus
     from bench.weights import bench_models
-    from models.model_dir import load_model_spec
-    from transforms.encode import default_overlap
+    from larvatus.models.model_dir import load_model_spec
+    from larvatus.transforms.encode import default_overlap
 
     args = argparse.Namespace(**options)
     checkpoint = str(Path(args.checkpoint).resolve()) \

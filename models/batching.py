@@ -5,7 +5,7 @@ from typing import Callable, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
-from transforms.records import EncodedDocument, Window
+from larvatus.transforms.records import EncodedDocument, Window
 
 # A model call: padded feeds (input_ids, attention_mask, token_type_ids) -> logits (batch, seq,
 # labels), or (logits, hidden states (batch, seq, hidden)) when hidden states are fetched too.

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from transforms.labels import decode_spans, parse_tag
-from transforms.records import Document, EntitySpan, SegmentedDocument
+from larvatus.transforms.labels import decode_spans, parse_tag
+from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 
 DOCSTART = "-DOCSTART-"
 

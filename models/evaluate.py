@@ -9,16 +9,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models import metrics
-from models.command_line import ArgumentParser, existing_file, parse_or_report
-from models.batching import flatten_windows, split_per_document
-from models.conll import GoldDocument, read_documents
-from transforms.labels import LabelScheme
-from transforms.encode import EncodeSettings, default_overlap, encode_many
-from transforms.realign import RedactionDecision, realign
-from transforms.records import EncodedDocument, EntitySpan, Window
-from transforms.redact import RedactionPolicy, redact
-from transforms.segment import segment
+from larvatus.models import metrics
+from larvatus.models.command_line import ArgumentParser, existing_file, parse_or_report
+from larvatus.models.batching import flatten_windows, split_per_document
+from larvatus.models.conll import GoldDocument, read_documents
+from larvatus.transforms.labels import LabelScheme
+from larvatus.transforms.encode import EncodeSettings, default_overlap, encode_many
+from larvatus.transforms.realign import RedactionDecision, realign
+from larvatus.transforms.records import EncodedDocument, EntitySpan, Window
+from larvatus.transforms.redact import RedactionPolicy, redact
+from larvatus.transforms.segment import segment
 
 RunWindows = Callable[[Sequence[Window]], list[np.ndarray]]
 SEGMENTATIONS = ("gold", "text")
@@ -174,8 +174,8 @@ def report_dict(totals: dict[str, metrics.Counts]) -> dict:
 
 
 def _onnx_runner(model_dir: str, device: str):
-    from models.handler import OnnxTokenClassifierHandler
-    from models.model_dir import load_model_spec
+    from larvatus.models.handler import OnnxTokenClassifierHandler
+    from larvatus.models.model_dir import load_model_spec
 
     spec = load_model_spec(model_dir)
     handler = OnnxTokenClassifierHandler(spec, device=device)

@@ -10,10 +10,10 @@ from typing import Sequence
 
 import numpy as np
 
-from models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
-from models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model_spec
-from transforms.labels import read_scheme
-from transforms.encode import TYPE_IDS_ZEROS
+from larvatus.models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
+from larvatus.models.model_dir import CONFIG_NAME, TOKENIZER_NAME, ModelError, load_model_spec
+from larvatus.transforms.labels import read_scheme
+from larvatus.transforms.encode import TYPE_IDS_ZEROS
 
 # int8: dynamic quantization (activation scales computed per batch: a window's tags can
 # depend on its batch mates); int8-static: calibrated QDQ quantization (fixed scales:
@@ -135,10 +135,10 @@ def calibration_feeds(conll_path: str, tokenizer_json: str, type_ids: str, max_l
     pipeline segmentation and windows), one window a feed so that no padding skews the ranges."""
     from tokenizers import Tokenizer
 
-    from models.batching import pad_batch
-    from models.conll import read_documents
-    from transforms.encode import EncodeSettings, default_overlap, encode_many
-    from transforms.segment import segment
+    from larvatus.models.batching import pad_batch
+    from larvatus.models.conll import read_documents
+    from larvatus.transforms.encode import EncodeSettings, default_overlap, encode_many
+    from larvatus.transforms.segment import segment
 
     tokenizer = Tokenizer.from_file(tokenizer_json)
     tokenizer.no_truncation()
@@ -185,7 +185,7 @@ def parity_check(model, tokenizer, onnx_path: Path, type_ids: str, labels: Seque
     import onnxruntime as ort
     import torch
 
-    from transforms.encode import casing_type
+    from larvatus.transforms.encode import casing_type
 
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     feeds_names = {i.name for i in session.get_inputs()}

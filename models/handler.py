@@ -9,9 +9,9 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
-from models.batching import flatten_windows, run_in_batches, split_per_document
-from models.model_dir import ModelError, ModelSpec, where
-from transforms.records import EncodedDocument, InferenceFailure, Window, WindowPredictions
+from larvatus.models.batching import flatten_windows, run_in_batches, split_per_document
+from larvatus.models.model_dir import ModelError, ModelSpec, where
+from larvatus.transforms.records import EncodedDocument, InferenceFailure, Window, WindowPredictions
 
 LOG = logging.getLogger(__name__)
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
@@ -76,7 +76,7 @@ def missing_hidden_states(spec: ModelSpec, layer: str) -> str:
     return (f"--emit-embeddings needs the hidden-state outputs of layer {layer!r}, but model "
             f"{spec.name} ({spec.location}) was exported without them (its config lists "
             f"{sorted(spec.hidden_outputs) or 'none'}). Re-export it with "
-            f"`python -m models.export` (hidden states are exported by default), or drop "
+            f"`python -m larvatus.models.export` (hidden states are exported by default), or drop "
             f"--emit-embeddings.")
 
 
@@ -123,7 +123,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             its processes (Beam's `model_copies`); None: one per process.
           large_model: share one copy per machine across processes (Beam's
             `large_model`), for models too big to load once per process.
-          embedding_layer: also fetch these hidden states (`models.export.HIDDEN_OUTPUTS`
+          embedding_layer: also fetch these hidden states (`larvatus.models.export.HIDDEN_OUTPUTS`
             key) for --emit-embeddings; a document's inference is then a WindowPredictions.
         """
         if device not in DEVICE_CHOICES:
@@ -201,7 +201,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                 f"launcher checked, so if the launcher loaded it (it does before the job "
                 f"starts) this machine differs: its onnxruntime version, CPU or memory. "
                 f"If the launcher cannot load it either, re-export it with "
-                f"`python -m models.export`.") from error
+                f"`python -m larvatus.models.export`.") from error
 
     def load_model(self) -> LoadedModel:
         import onnxruntime as ort
@@ -226,7 +226,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         if missing:
             raise ModelError(
                 f"{self._spec.location}: the ONNX graph lacks inputs {sorted(missing)}; "
-                "export a token-classification model with `python -m models.export`.")
+                "export a token-classification model with `python -m larvatus.models.export`.")
         outputs = [o.name for o in session.get_outputs()]
         output_names = (outputs[0],)
         if self._embedding_layer is not None:
@@ -235,7 +235,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                 raise ModelError(
                     f"{self._spec.location}: the config lists hidden-state output {hidden!r} "
                     f"but the ONNX graph has only {outputs}; re-export the model with "
-                    "`python -m models.export`.")
+                    "`python -m larvatus.models.export`.")
             output_names += (hidden,)
         num_labels = session.get_outputs()[0].shape[-1]
         if isinstance(num_labels, int) and num_labels != len(self._spec.labels):

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from transforms.records import EntitySpan
+from larvatus.transforms.records import EntitySpan
 
 SpanKey = tuple[int, int, str]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from models.onnx_shapes import position_embedding_rows
-from transforms.labels import LabelScheme, LabelSchemeError, read_scheme
-from transforms.encode import TYPE_ID_MODES, TYPE_IDS_ZEROS, EncodeSettings
+from larvatus.models.onnx_shapes import position_embedding_rows
+from larvatus.transforms.labels import LabelScheme, LabelSchemeError, read_scheme
+from larvatus.transforms.encode import TYPE_ID_MODES, TYPE_IDS_ZEROS, EncodeSettings
 
 CONFIG_NAME = "larvatus_model.json"
 HF_CONFIG_NAME = "config.json"
@@ -26,7 +26,7 @@ EMBEDDED_DEFAULT = "embedded:default"
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default"
 DEVICES = ("cpu", "cuda")
 CACHE_ENV = "LARVATUS_CACHE"
-HINT = "Point --model at a directory made by `python -m models.export`."
+HINT = "Point --model at a directory made by `python -m larvatus.models.export`."
 
 
 class ModelError(RuntimeError):
@@ -78,7 +78,7 @@ class ModelSpec:
     # ONNX files whose outputs depend on their batch mates (dynamic int8 quantization): the
     # handler runs them one window a call, so that a document's rows never depend on batching.
     batch_dependent_files: tuple[str, ...] = ()
-    # Graph outputs holding hidden states, by layer choice (`models.export.HIDDEN_OUTPUTS`),
+    # Graph outputs holding hidden states, by layer choice (`larvatus.models.export.HIDDEN_OUTPUTS`),
     # for --emit-embeddings; empty for a model exported without them.
     hidden_outputs: dict[str, str] = field(default_factory=dict, hash=False)
 
@@ -228,7 +228,7 @@ def _check_directory(path: Path, label: str) -> dict:
 
 
 def _hidden_outputs(config: dict, label: str) -> dict[str, str]:
-    """The hidden-state outputs `models.export` lists under `hidden_states.outputs` (none: {})."""
+    """The hidden-state outputs `larvatus.models.export` lists under `hidden_states.outputs` (none: {})."""
     listed = (config.get("hidden_states") or {})
     outputs = listed.get("outputs") if isinstance(listed, dict) else None
     if outputs is None:
@@ -241,7 +241,7 @@ def _hidden_outputs(config: dict, label: str) -> dict[str, str]:
 
 
 def _batch_dependent_files(config: dict, onnx: dict[str, str]) -> tuple[str, ...]:
-    """Files exported with dynamic quantization: listed by `models.export`, or, for older
+    """Files exported with dynamic quantization: listed by `larvatus.models.export`, or, for older
     model directories that do not say, any `int8` file not marked static."""
     listed = config.get("dynamic_quantization")
     if listed is not None:
@@ -293,7 +293,7 @@ def load_model_spec(model_dir: str | os.PathLike = EMBEDDED_DEFAULT) -> ModelSpe
     Accepts `embedded:default`, a local directory, or a directory on any Beam
     filesystem (gs://, s3://, hdfs://...; read through `FileSystems` and copied
     into the local model cache). The directory is a Larvatus model directory
-    (`larvatus_model.json`, made by `python -m models.export`) or a plain ONNX
+    (`larvatus_model.json`, made by `python -m larvatus.models.export`) or a plain ONNX
     token-classification export (`config.json` with `id2label`, `model.onnx`,
     `tokenizer.json`). The spec carries the location as given (a local path
     made absolute), never a path that only the launcher can read.

@@ -12,15 +12,15 @@ from typing import Sequence
 
 import numpy as np
 
-from models import metrics
-from models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
-from models.conll import GoldDocument, read_documents, word_labels
-from models.evaluate import predict_spans
-from models.batching import pad_batch, plan_batches, run_in_batches
-from transforms.labels import read_scheme
-from transforms.encode import TYPE_IDS_CASING, TYPE_IDS_ZEROS, EncodeSettings, casing_type, encode_many
-from transforms.records import Window
-from transforms.segment import segment
+from larvatus.models import metrics
+from larvatus.models.command_line import ArgumentParser, existing_dir, existing_file, parse_or_report
+from larvatus.models.conll import GoldDocument, read_documents, word_labels
+from larvatus.models.evaluate import predict_spans
+from larvatus.models.batching import pad_batch, plan_batches, run_in_batches
+from larvatus.transforms.labels import read_scheme
+from larvatus.transforms.encode import TYPE_IDS_CASING, TYPE_IDS_ZEROS, EncodeSettings, casing_type, encode_many
+from larvatus.transforms.records import Window
+from larvatus.transforms.segment import segment
 
 IGNORE = -100
 CASING_TYPES = 3
@@ -274,7 +274,7 @@ def train(args) -> dict:
             "epochs": args.epochs, "lr": args.lr, "case_augment": args.case_augment, "batch_size": args.batch_size,
             "seed": args.seed, "best_epoch": best.get("epoch"),
             "best_valid_text_f1": round(best["f1"], 4), "history": history,
-            "command": "python -m models.train " + " ".join(args.argv)}
+            "command": "python -m larvatus.models.train " + " ".join(args.argv)}
     with open(os.path.join(args.output, "training.json"), "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     return meta

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import NoReturn, Sequence
 
-from models.command_line import (  # noqa: F401  (the strict parser, shared with models' commands)
+from larvatus.models.command_line import (  # noqa: F401  (the strict parser, shared with models' commands)
     ArgumentParser, UsageError, closest, option_strings, report_usage_error, unrecognized,
 )
 

@@ -6,17 +6,17 @@ import sys
 from importlib import metadata
 from typing import Optional, Sequence
 
-from pipeline.arguments import closest, exit_with, report_usage_error
+from larvatus.arguments import closest, exit_with, report_usage_error
 
 PROG = "larvatus"
 # command -> (module whose main(argv, prog) runs it, one line for the command list)
 COMMANDS = {
-    "run": ("pipeline.run", "annotate and redact a corpus (an Apache Beam job)"),
-    "show": ("pipeline.show", "print a finished job's counts and a few redacted examples"),
-    "report": ("pipeline.report", "write a finished job's HTML report (displaCy)"),
-    "evaluate": ("models.evaluate", "score a model directory on CoNLL data"),
-    "export": ("models.export", "turn a Hugging Face NER checkpoint into a --model directory"),
-    "train": ("models.train", "fine-tune an encoder on CoNLL data (needs the train extra)"),
+    "run": ("larvatus.run", "annotate and redact a corpus (an Apache Beam job)"),
+    "show": ("larvatus.show", "print a finished job's counts and a few redacted examples"),
+    "report": ("larvatus.report", "write a finished job's HTML report (displaCy)"),
+    "evaluate": ("larvatus.models.evaluate", "score a model directory on CoNLL data"),
+    "export": ("larvatus.models.export", "turn a Hugging Face NER checkpoint into a --model directory"),
+    "train": ("larvatus.models.train", "fine-tune an encoder on CoNLL data (needs the train extra)"),
 }
 EXAMPLES = """examples:
   larvatus run --input 'corpus/*.jsonl' --output out/

@@ -8,20 +8,20 @@ import apache_beam as beam
 from apache_beam.io import fileio
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import ModelSpec
-from pipeline import schemas
-from pipeline.layout import (
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import ModelSpec
+from larvatus import schemas
+from larvatus.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
 )
-from transforms import stages
-from transforms.budget import DEFAULT_RECORD_TIMEOUT
-from transforms.encode import EncodeSettings
-from transforms.mlout import MlSettings
-from transforms.patterns import PatternSettings
-from transforms.progress import progress_file
-from transforms.realign import RedactionDecision
-from transforms.redact import RedactionPolicy
+from larvatus.transforms import stages
+from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
+from larvatus.transforms.encode import EncodeSettings
+from larvatus.transforms.mlout import MlSettings
+from larvatus.transforms.patterns import PatternSettings
+from larvatus.transforms.progress import progress_file
+from larvatus.transforms.realign import RedactionDecision
+from larvatus.transforms.redact import RedactionPolicy
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
 # until the buffers fill; small buffers keep it flat (1.245x -> 1.03x for 10x documents).
@@ -52,7 +52,7 @@ class JobConfig:
     model_copies: Optional[int] = None
     large_model: bool = False
     record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
-    input_base: str = ""   # sources and fallback ids are relative to it (transforms.read.input_base)
+    input_base: str = ""   # sources and fallback ids are relative to it (larvatus.transforms.read.input_base)
     text_ids: str = "path"   # text input: ids from the relative path, or its hash
     # A local folder where workers keep running totals for the progress line
     # (transforms/progress.py); None: no progress reporting.

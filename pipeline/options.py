@@ -6,17 +6,17 @@ from typing import Sequence
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from models.handler import DEVICE_CHOICES
-from models.model_dir import EMBEDDED_DEFAULT
-from transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, EmbeddingLayer, EmbeddingPooling
-from transforms.realign import AGGREGATIONS
-from transforms.budget import DEFAULT_RECORD_TIMEOUT
-from transforms.read import DEFAULT_MAX_CHARS
-from transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
-from transforms.redact import (
+from larvatus.models.handler import DEVICE_CHOICES
+from larvatus.models.model_dir import EMBEDDED_DEFAULT
+from larvatus.transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, EmbeddingLayer, EmbeddingPooling
+from larvatus.transforms.realign import AGGREGATIONS
+from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
+from larvatus.transforms.read import DEFAULT_MAX_CHARS
+from larvatus.transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
+from larvatus.transforms.redact import (
     MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
 )
-from transforms.stages import read_secret_file
+from larvatus.transforms.stages import read_secret_file
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"

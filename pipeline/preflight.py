@@ -8,8 +8,8 @@ from typing import Any, Callable, Optional, Sequence
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.options import OptionsError
-from transforms.read import format_for_path
+from larvatus.options import OptionsError
+from larvatus.transforms.read import format_for_path
 
 SAMPLE_RECORDS = 100        # JSONL records looked at before starting
 SAMPLE_BYTES = 1 << 20      # at most this much of a JSONL file

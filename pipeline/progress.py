@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Callable, Optional
 
-from transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, RECORDS, WORDS, read_totals
+from larvatus.transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS, RECORDS, WORDS, read_totals
 
 BAR_REFRESH_SECONDS = 0.5
 STARTING = "starting (Beam and the model are loading)"
@@ -163,7 +163,7 @@ class ProgressMonitor:
 
     def follow(self, result) -> None:
         """Reads Beam's counters from a running job's result (runners whose run() returns early)."""
-        from pipeline.summary import progress_counts
+        from larvatus.summary import progress_counts
 
         if getattr(result, "state", None) in TERMINAL_STATES:
             return

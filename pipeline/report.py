@@ -7,10 +7,10 @@ from typing import Optional, Sequence
 
 import pyarrow.parquet as pq
 
-from models.command_line import ArgumentParser, parse_or_report
-from pipeline import storage
-from pipeline.layout import annotation_files_pattern, join
-from pipeline.show import IncompleteRun, check_failures, finished_summary, riskiest
+from larvatus.models.command_line import ArgumentParser, parse_or_report
+from larvatus import storage
+from larvatus.layout import annotation_files_pattern, join
+from larvatus.show import IncompleteRun, check_failures, finished_summary, riskiest
 
 REPORT_NAME = "report.html"
 SAMPLE_CHARS = 3000   # of each sample document's redacted text

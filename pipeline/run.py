@@ -1,4 +1,4 @@
-"""Entry point: `python -m pipeline.run --input GLOB --output DIR [options] [Beam options]`."""
+"""Entry point: `python -m larvatus.run --input GLOB --output DIR [options] [Beam options]`."""
 from __future__ import annotations
 
 import dataclasses
@@ -17,26 +17,26 @@ from apache_beam.options.pipeline_options import (
     DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
 )
 
-from models.handler import OnnxTokenClassifierHandler, missing_hidden_states
-from models.model_dir import ModelError, load_model_spec
-from pipeline.graph import JobConfig, build
-from pipeline import arguments, logs, preflight, storage
-from pipeline.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
-from pipeline.options import (
+from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
+from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus.graph import JobConfig, build
+from larvatus import arguments, logs, preflight, storage
+from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
+from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
     pseudonym_key_source, resolve_redact_labels,
 )
-from pipeline.progress import ProgressSettings, human_bytes, is_local_runner
-from pipeline.summary import checks, dead_letter_failure, query_counters, summarize
-from transforms.budget import check_record_timeout
-from transforms.encode import default_overlap
-from transforms.mlout import (
+from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
+from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
+from larvatus.transforms.budget import check_record_timeout
+from larvatus.transforms.encode import default_overlap
+from larvatus.transforms.mlout import (
     EmbeddingSettings, MlSettings, placeholder_token, tokenizer_with_placeholders,
 )
-from transforms.patterns import PATTERN_LABELS, PatternSettings
-from transforms.read import input_base
-from transforms.realign import RedactionDecision
-from transforms.redact import RedactionPolicy
+from larvatus.transforms.patterns import PATTERN_LABELS, PatternSettings
+from larvatus.transforms.read import input_base
+from larvatus.transforms.realign import RedactionDecision
+from larvatus.transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
 
@@ -428,7 +428,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
 
 
 def console_main() -> None:
-    """`python -m pipeline.run`: main(), then exit (pipeline.arguments.exit_with)."""
+    """`python -m larvatus.run`: main(), then exit (larvatus.arguments.exit_with)."""
     arguments.exit_with(main())
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from transforms.records import AnnotatedDocument, AuditKind, DeadLetter
+from larvatus.transforms.records import AnnotatedDocument, AuditKind, DeadLetter
 
 MODEL_TYPE = pa.struct([("name", pa.string()), ("sha256", pa.string())])
 REPLACEMENT_TYPE = pa.struct([

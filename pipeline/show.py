@@ -6,9 +6,9 @@ import textwrap
 
 import pyarrow.parquet as pq
 
-from models.command_line import ArgumentParser, parse_or_report
-from pipeline import storage
-from pipeline.layout import (
+from larvatus.models.command_line import ArgumentParser, parse_or_report
+from larvatus import storage
+from larvatus.layout import (
     SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
 )
 

@@ -9,7 +9,7 @@ import tempfile
 import uuid
 from typing import Optional
 
-from pipeline.layout import (
+from larvatus.layout import (
     ML_TOKENIZER_NAME,
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, BEAM_TEMP_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR,
     PARTIAL_SUFFIX, STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern,
@@ -20,7 +20,7 @@ _OUR_DIRS = (ANNOTATIONS_DIR, DEAD_LETTERS_DIR)
 
 
 def _fs():
-    """Beam's FileSystems, imported on first use (`pipeline.show` starts without Beam)."""
+    """Beam's FileSystems, imported on first use (`larvatus.show` starts without Beam)."""
     from apache_beam.io.filesystems import FileSystems
 
     return FileSystems

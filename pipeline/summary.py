@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from transforms.counters import (
+from larvatus.transforms.counters import (
     AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
     NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )

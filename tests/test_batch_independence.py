@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.run import run
+from larvatus.run import run
 from tests.rows import differing, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent

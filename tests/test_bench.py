@@ -84,7 +84,7 @@ def _minilm_settings():
     from tokenizers import Tokenizer
 
     from bench.weights import base_model_dir
-    from transforms.encode import EncodeSettings, default_overlap
+    from larvatus.transforms.encode import EncodeSettings, default_overlap
 
     tokenizer = Tokenizer.from_file(str(base_model_dir() / "tokenizer.json"))
     tokenizer.no_truncation()
@@ -289,7 +289,7 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
     assert multi == ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipeline.run import processes_per_machine
+    from larvatus.run import processes_per_machine
 
     # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
     assert processes_per_machine(PipelineOptions(multi)) == 2
@@ -304,7 +304,7 @@ def test_progress_overhead_command_lines(tmp_path):
 
     args = progress_overhead.command(tmp_path / "d.jsonl", "lines", tmp_path / "o", workers=2,
                                      model="m")
-    assert args[1:4] == ["-m", "pipeline.cli", "run"]
+    assert args[1:4] == ["-m", "larvatus.cli", "run"]
     assert args[args.index("--progress") + 1] == "lines"
     assert args[args.index("--direct_num_workers") + 1] == "2" and "--model" in args
     assert "--direct_running_mode" not in progress_overhead.command(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import schemas
-from pipeline.options import LarvatusOptions
+from larvatus import schemas
+from larvatus.options import LarvatusOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
@@ -20,7 +20,7 @@ SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
 
 def run_cli(*args, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.run", *map(str, args)], cwd=ROOT,
+        [sys.executable, "-m", "larvatus.run", *map(str, args)], cwd=ROOT,
         capture_output=True, text=True, env=env, timeout=900)
 
 
@@ -41,7 +41,7 @@ def test_help_explains_every_option():
 def test_missing_model_fails_at_start_with_advice(tmp_path):
     done = run_cli("--input", SAMPLE, "--output", tmp_path / "o", "--model", tmp_path / "none")
     assert done.returncode == 2
-    assert "does not exist" in done.stderr and "models.export" in done.stderr
+    assert "does not exist" in done.stderr and "larvatus.models.export" in done.stderr
     assert not (tmp_path / "o" / "_SUMMARY.json").exists()
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.arguments import closest
-from pipeline.logs import worker_log_options
-from pipeline.report import build_report
-from pipeline.run import run
-from pipeline.summary import dead_letter_failure
+from larvatus.arguments import closest
+from larvatus.logs import worker_log_options
+from larvatus.report import build_report
+from larvatus.run import run
+from larvatus.summary import dead_letter_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def larvatus(*args, module="pipeline.cli"):
+def larvatus(*args, module="larvatus.cli"):
     return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
 
@@ -35,8 +35,8 @@ def test_version_and_command_list():
 
 
 COMMANDS = ["run", "show", "report", "evaluate", "export", "train"]
-MODULES = {"run": "pipeline.run", "show": "pipeline.show", "report": "pipeline.report",
-           "evaluate": "models.evaluate", "export": "models.export", "train": "models.train"}
+MODULES = {"run": "larvatus.run", "show": "larvatus.show", "report": "larvatus.report",
+           "evaluate": "larvatus.models.evaluate", "export": "larvatus.models.export", "train": "larvatus.models.train"}
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -157,8 +157,8 @@ def test_verbose_adds_debug_lines(tmp_path, rigged_model_dir):
 def test_an_unreadable_first_file_does_not_stop_the_field_check(tmp_path):
     import pyarrow as pa
 
-    from pipeline import preflight
-    from pipeline.options import OptionsError
+    from larvatus import preflight
+    from larvatus.options import OptionsError
 
     (tmp_path / "a.parquet").write_bytes(b"not parquet")           # dead-lettered by the job
     pq.write_table(pa.table({"id": ["x"], "body": ["y"]}), tmp_path / "b.parquet")
@@ -206,7 +206,7 @@ def test_text_ids_hash_on_input_that_is_not_text_is_refused(tmp_path):
     mixed.mkdir()
     (mixed / "a.jsonl").write_text(json.dumps({"id": "a", "text": "Jane Doe"}) + "\n")
     (mixed / "b.txt").write_text("Dear sir.")
-    from pipeline.preflight import check_text_ids, input_files
+    from larvatus.preflight import check_text_ids, input_files
     check_text_ids(input_files(str(mixed / "*")), "auto", "hash")   # a text file among them
 
 

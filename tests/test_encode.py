@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from transforms.encode import EncodeSettings, casing_type, encode, encode_many, window_bounds
-from transforms.records import Document
-from transforms.segment import segment
+from larvatus.transforms.encode import EncodeSettings, casing_type, encode, encode_many, window_bounds
+from larvatus.transforms.records import Document
+from larvatus.transforms.segment import segment
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -386,8 +386,8 @@ def _hostile_texts() -> list[str]:
 def test_word_pieces_give_the_ids_of_tokenizing_each_document_whole(tokenizer, specials):
     """The cache changes nothing: every document's piece ids and word of each piece are
     those of one tokenizer call over its (visible) word list, however the cache was filled."""
-    from transforms.chars import visible
-    from transforms.encode import WordPieces
+    from larvatus.transforms.chars import visible
+    from larvatus.transforms.encode import WordPieces
 
     settings = make_settings(specials, max_length=32, overlap=8, type_ids="casing")
     for max_words in (100_000, 7):   # 7: the memory starts afresh again and again

@@ -7,13 +7,13 @@ import shutil
 import numpy as np
 import pytest
 
-from models import handler as handler_lib
-from models.batching import pad_batch, plan_batches
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import ModelError, load_model_spec
-from transforms.encode import encode
-from transforms.records import Document, InferenceFailure
-from transforms.segment import segment
+from larvatus.models import handler as handler_lib
+from larvatus.models.batching import pad_batch, plan_batches
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus.transforms.encode import encode
+from larvatus.transforms.records import Document, InferenceFailure
+from larvatus.transforms.segment import segment
 
 
 def encode_text(spec, text, overlap=4, max_length=None):
@@ -145,7 +145,7 @@ def copy_model(src, tmp_path):
 
 
 def test_missing_model_directory_says_what_to_do(tmp_path):
-    with pytest.raises(ModelError, match="does not exist.*models.export"):
+    with pytest.raises(ModelError, match="does not exist.*larvatus.models.export"):
         load_model_spec(tmp_path / "nope")
 
 

@@ -8,14 +8,14 @@ import unicodedata
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from transforms import segment as segment_lib
-from transforms import stages
-from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
-from transforms.chars import normalize_surface, visible
-from transforms.records import DEAD_LETTER_REASONS, Document, EntitySpan
-from transforms.redact import (
+from larvatus.transforms import segment as segment_lib
+from larvatus.transforms import stages
+from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
+from larvatus.transforms.chars import normalize_surface, visible
+from larvatus.transforms.records import DEAD_LETTER_REASONS, Document, EntitySpan
+from larvatus.transforms.redact import (
     RedactionPolicy, propagate_mentions, pseudonym, redact, redact_text, resolve_overlaps)
-from transforms.segment import segment, segment_words
+from larvatus.transforms.segment import segment, segment_words
 
 REDACTED = frozenset({"PER", "LOC", "ORG"})
 KEY = b"k" * 32
@@ -158,7 +158,7 @@ def test_item03_joiners_and_controls_through_the_pipeline(rigged_model_dir):
     from apache_beam.testing.util import assert_that, equal_to
     import apache_beam as beam
 
-    from pipeline.graph import AnnotateDocuments
+    from larvatus.graph import AnnotateDocuments
     from tests.test_pipeline import job_config
 
     text = "Pe\u200dter Mwa\u200dngi met Zbig\u200dniew; Quartermaine\x00visited."
@@ -270,7 +270,7 @@ def test_item11_stages_with_a_budget_still_pickle():
 def test_item11_record_timeout_through_the_command_line(rigged_model_dir, tmp_path):
     import json
 
-    from pipeline.run import run
+    from larvatus.run import run
 
     source = tmp_path / "in.jsonl"
     huge = "Ada met Bob. " * 150_000     # 1.95 M characters: seconds in segment and encode
@@ -388,7 +388,7 @@ def test_item12_a_compressed_text_bomb_is_too_large_without_being_expanded(tmp_p
 
 
 def test_item12_a_jsonl_line_too_long_for_max_chars_is_skipped_unread(tmp_path):
-    from transforms import read as read_lib
+    from larvatus.transforms import read as read_lib
 
     limit = read_lib.jsonl_line_limit(10)
     path = tmp_path / "in.jsonl"
@@ -406,7 +406,7 @@ def test_empty_and_whitespace_documents_come_out_unchanged(rigged_model_dir):
     from apache_beam.testing.util import assert_that, equal_to
     import apache_beam as beam
 
-    from pipeline.graph import AnnotateDocuments
+    from larvatus.graph import AnnotateDocuments
     from tests.test_pipeline import job_config
 
     documents = [Document("e", "", "f:1"), Document("w", " \n\t\u3000", "f:2"),
@@ -422,9 +422,9 @@ def test_empty_and_whitespace_documents_come_out_unchanged(rigged_model_dir):
 
 
 def test_an_empty_document_realigns_to_no_spans_with_the_recall_first_decision():
-    from transforms.labels import read_scheme
-    from transforms.realign import RedactionDecision, realign
-    from transforms.records import EncodedDocument
+    from larvatus.transforms.labels import read_scheme
+    from larvatus.transforms.realign import RedactionDecision, realign
+    from larvatus.transforms.records import EncodedDocument
 
     scheme = read_scheme(("O", "B-PER", "I-PER"))
     for text in ("", "  ", "\u200b"):
@@ -469,14 +469,14 @@ def _broken_model(rigged_model_dir, tmp_path, **config_changes):
         "max-length-past-positions", "special-tokens-missing", "special-tokens-list", "onnx-string"])
 def test_item13_broken_model_configs_fail_in_load_model_spec(rigged_model_dir, tmp_path, changes,
                                                              message):
-    from models.model_dir import ModelError, load_model_spec
+    from larvatus.models.model_dir import ModelError, load_model_spec
 
     with pytest.raises(ModelError, match=message):
         load_model_spec(_broken_model(rigged_model_dir, tmp_path, **changes))
 
 
 def test_item13_a_truncated_tokenizer_fails_in_load_model_spec(rigged_model_dir, tmp_path):
-    from models.model_dir import ModelError, load_model_spec
+    from larvatus.models.model_dir import ModelError, load_model_spec
 
     model = _broken_model(rigged_model_dir, tmp_path)
     content = (model / "tokenizer.json").read_bytes()
@@ -487,8 +487,8 @@ def test_item13_a_truncated_tokenizer_fails_in_load_model_spec(rigged_model_dir,
 
 def test_item13_position_embeddings_read_without_onnx_agree_with_onnx(rigged_model_dir):
     import onnx  # train extra, installed for tests
-    from models.model_dir import DEFAULT_MODEL_DIR
-    from models.onnx_shapes import initializer_shapes, position_embedding_rows
+    from larvatus.models.model_dir import DEFAULT_MODEL_DIR
+    from larvatus.models.onnx_shapes import initializer_shapes, position_embedding_rows
 
     for path in [*rigged_model_dir.glob("*.onnx"), *DEFAULT_MODEL_DIR.glob("*.onnx")]:
         expected = {i.name: tuple(i.dims)
@@ -499,7 +499,7 @@ def test_item13_position_embeddings_read_without_onnx_agree_with_onnx(rigged_mod
 
 
 def test_item13_a_broken_model_is_a_message_at_the_command_line(rigged_model_dir, tmp_path, capsys):
-    from pipeline.run import main
+    from larvatus.run import main
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"id": "a", "text": "Ada"}\n')
@@ -519,7 +519,7 @@ def test_item13_a_broken_model_is_a_message_at_the_command_line(rigged_model_dir
 ])
 def test_item14_bad_numbers_are_option_errors(rigged_model_dir, tmp_path, capsys, option, value,
                                               message):
-    from pipeline.run import main
+    from larvatus.run import main
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"id": "a", "text": "Ada"}\n')
@@ -533,7 +533,7 @@ def test_item14_bad_numbers_are_option_errors(rigged_model_dir, tmp_path, capsys
 # --- 16. wording -------------------------------------------------------------------------
 
 def test_item16_dead_letter_wording():
-    from transforms.read import parse_json_line
+    from larvatus.transforms.read import parse_json_line
 
     def detail(line):
         return parse_json_line(line, "f:1", "id", "text").detail

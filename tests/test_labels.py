@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from transforms.labels import LabelSchemeError, Tag, decode_spans, parse_tag, read_scheme
+from larvatus.transforms.labels import LabelSchemeError, Tag, decode_spans, parse_tag, read_scheme
 
 
 def tags(*names):

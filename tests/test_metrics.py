@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.conll import build_document, read_documents, read_sentences, word_labels
-from transforms.labels import decode_spans, parse_tag
-from models.metrics import Counts, document_counts, paired_bootstrap, score, total
-from transforms.records import Document, EntitySpan, SegmentedDocument
+from larvatus.models.conll import build_document, read_documents, read_sentences, word_labels
+from larvatus.transforms.labels import decode_spans, parse_tag
+from larvatus.models.metrics import Counts, document_counts, paired_bootstrap, score, total
+from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 
 
 def E(start, end, label, score=1.0):

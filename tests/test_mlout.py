@@ -6,10 +6,10 @@ import pytest
 from tokenizers import Tokenizer
 
 from tests.tiny_model import base_tokenizer_dir
-from transforms import mlout
-from transforms.encode import EncodeSettings, encode
-from transforms.records import Document, EntitySpan
-from transforms.segment import segment
+from larvatus.transforms import mlout
+from larvatus.transforms.encode import EncodeSettings, encode
+from larvatus.transforms.records import Document, EntitySpan
+from larvatus.transforms.segment import segment
 
 LABELS = ["PER", "LOC", "ORG", "MISC", "EMAIL", "PHONE"]
 

@@ -11,14 +11,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import ModelError, load_model_spec
-from pipeline import schemas
-from pipeline.cli import main as cli_main
-from pipeline.run import run
-from transforms.encode import encode
-from transforms.records import Document, WindowPredictions
-from transforms.segment import segment
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus import schemas
+from larvatus.cli import main as cli_main
+from larvatus.run import run
+from larvatus.transforms.encode import encode
+from larvatus.transforms.records import Document, WindowPredictions
+from larvatus.transforms.segment import segment
 
 
 def encoded_text(spec, text, max_length=None, overlap=4):

@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from models import model_dir
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
-from pipeline.run import run
+from larvatus.models import model_dir
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
+from larvatus.run import run
 from tests.fake_fs import FakeRemoteFileSystem
 
 ROOT = Path(__file__).resolve().parent.parent

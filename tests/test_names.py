@@ -1,11 +1,11 @@
 """Unit tests for transforms/names.py: legal forms, institutions at a place, place particles."""
 from __future__ import annotations
 
-from transforms.names import (
+from larvatus.transforms.names import (
     apply_name_rules, extend_legal_forms, extend_place_particles, join_institution_places)
-from transforms.records import Document, EntitySpan
-from transforms.redact import RedactionPolicy, redact
-from transforms.segment import segment
+from larvatus.transforms.records import Document, EntitySpan
+from larvatus.transforms.redact import RedactionPolicy, redact
+from larvatus.transforms.segment import segment
 
 ALL = frozenset({"PER", "LOC", "ORG"})
 

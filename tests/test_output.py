@@ -14,13 +14,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import run as run_module
-from pipeline import show as show_module
-from pipeline.options import OptionsError
-from pipeline.run import main, run
-from pipeline.summary import summarize
+from larvatus import run as run_module
+from larvatus import show as show_module
+from larvatus.options import OptionsError
+from larvatus.run import main, run
+from larvatus.summary import summarize
 from tests.fake_fs import PREFIX
-from transforms.read import hashed_name, input_base, source_name
+from larvatus.transforms.read import hashed_name, input_base, source_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def test_an_output_that_cannot_be_written_is_refused_at_start(tmp_path, rigged_m
 
 
 def test_the_write_check_leaves_no_folder_or_file_behind(tmp_path):
-    from pipeline import storage
+    from larvatus import storage
 
     storage.check_output(str(tmp_path / "new" / "deeper" / "out"), overwrite=False)
     assert not (tmp_path / "new").exists()
@@ -260,7 +260,7 @@ def test_ctrl_c_exits_130_removes_its_files_and_keeps_the_old_run(tmp_path, rigg
     source.write_text("".join(json.dumps({"id": f"d{i}", "text": "Jane Doe met ACME. " * 400})
                               + "\n" for i in range(400)))
     child = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.run", *args(source, out, rigged_model_dir),
+        [sys.executable, "-m", "larvatus.run", *args(source, out, rigged_model_dir),
          "--overwrite"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from transforms import names, patterns
-from transforms.patterns import (
+from larvatus.transforms import names, patterns
+from larvatus.transforms.patterns import (
     DEFAULT_PHONE_REGIONS, LINE_BREAKS, PATTERN_LABELS, RECOGNIZERS, SCORE_CHECKSUM, SCORE_FORMAT,
     SCORE_VALIDATED, PatternSettings, find_patterns, merge_spans, recognize)
-from transforms.records import Document, EntitySpan, SegmentedDocument
+from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 
 
 def found(text, settings=PatternSettings()):

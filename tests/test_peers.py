@@ -17,7 +17,7 @@ from bench import peers
 from bench.corpus import REPO
 from bench.runners import run_child
 from bench.spacy_conll import cache_dir, reference_doc
-from models.conll import read_documents
+from larvatus.models.conll import read_documents
 
 CONLL = """-DOCSTART- O
 

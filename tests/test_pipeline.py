@@ -11,12 +11,12 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from models.model_dir import load_model_spec
-from pipeline import schemas
-from pipeline.graph import AnnotateDocuments, JobConfig
-from pipeline.run import run
-from transforms.records import Document
-from transforms.redact import RedactionPolicy
+from larvatus.models.model_dir import load_model_spec
+from larvatus import schemas
+from larvatus.graph import AnnotateDocuments, JobConfig
+from larvatus.run import run
+from larvatus.transforms.records import Document
+from larvatus.transforms.redact import RedactionPolicy
 
 
 def job_config(model_dir, **overrides) -> JobConfig:
@@ -194,8 +194,8 @@ def test_text_and_parquet_inputs_and_keep_text(rigged_model_dir, tmp_path):
 
 
 def test_bad_options_fail_before_the_job_starts(rigged_model_dir, tmp_path):
-    from pipeline.options import OptionsError
-    from models.model_dir import ModelError
+    from larvatus.options import OptionsError
+    from larvatus.models.model_dir import ModelError
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"id": "a", "text": "x"}\n')
@@ -213,7 +213,7 @@ def test_bad_options_fail_before_the_job_starts(rigged_model_dir, tmp_path):
 
 
 def test_output_is_not_overwritten_without_asking(rigged_model_dir, tmp_path):
-    from pipeline.options import OptionsError
+    from larvatus.options import OptionsError
 
     source = tmp_path / "in.jsonl"
     source.write_text('{"id": "a", "text": "Ada"}\n')

@@ -5,14 +5,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.options import OptionsError, resolve_redact_labels
-from pipeline.run import run
-from transforms.audit import audit
-from transforms.labels import read_scheme
-from transforms.patterns import PATTERN_LABELS
-from transforms.realign import RedactionDecision, decide_redaction, realign
-from transforms.records import Document, EncodedDocument, EntitySpan, Replacement, SegmentedDocument, Window
-from transforms.redact import RedactionPolicy, redact
+from larvatus.options import OptionsError, resolve_redact_labels
+from larvatus.run import run
+from larvatus.transforms.audit import audit
+from larvatus.transforms.labels import read_scheme
+from larvatus.transforms.patterns import PATTERN_LABELS
+from larvatus.transforms.realign import RedactionDecision, decide_redaction, realign
+from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, Replacement, SegmentedDocument, Window
+from larvatus.transforms.redact import RedactionPolicy, redact
 
 LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 SCHEME = read_scheme(LABELS)
@@ -187,7 +187,7 @@ def test_dates_can_be_kept(rigged_model_dir, tmp_path):
 def test_a_pattern_span_beats_the_model_and_no_model_span_crosses_a_line():
     text = "Nordic Freight A/S\nVesterbrogade"
     segmented = SegmentedDocument(Document("d", text, "s"), (0, 7, 15, 19), (6, 14, 18, 32))
-    from transforms.patterns import merge_spans
+    from larvatus.transforms.patterns import merge_spans
 
     model = (EntitySpan(0, 32, "ORG", 0.9),)
     merged = merge_spans(model, (), text)
@@ -201,7 +201,7 @@ def test_a_pattern_span_beats_the_model_and_no_model_span_crosses_a_line():
 def test_show_lists_the_riskiest_documents_first(tmp_path):
     import pyarrow as pa
 
-    from pipeline.show import riskiest
+    from larvatus.show import riskiest
 
     rows = [{"id": i, "redacted_text": t, "audit": {"findings": f}}
             for i, t, f in (("calm", "[PER] left.", 0), ("leaky", "Smith and Jones", 2),

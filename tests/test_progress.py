@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.progress import ProgressSettings, Snapshot
-from transforms.progress import DOCUMENTS, FIELDS, CountingReader, ProgressFile, read_totals
+from larvatus.progress import ProgressSettings, Snapshot
+from larvatus.transforms.progress import DOCUMENTS, FIELDS, CountingReader, ProgressFile, read_totals
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +78,7 @@ def test_auto_mode_is_a_bar_on_a_terminal_and_lines_in_a_log():
 def test_log_lines_do_not_run_into_a_live_bar(monkeypatch):
     from tqdm import tqdm
 
-    from pipeline.logs import CliHandler
+    from larvatus.logs import CliHandler
 
     stderr = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)
@@ -105,7 +105,7 @@ def corpus(tmp_path, n=40):
 
 
 def larvatus_run(*args):
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", "run", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "larvatus.cli", "run", *map(str, args)],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
 
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from transforms.read import parse_json_line, parse_row, parse_text_file
-from transforms.records import DEAD_LETTER_REASONS, DeadLetter, Document
+from larvatus.transforms.read import parse_json_line, parse_row, parse_text_file
+from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, Document
 
 NAME = "Xanthippe Moreau"
 SOURCE = "input.jsonl:7"

@@ -6,11 +6,11 @@ import pathlib
 import numpy as np
 import pytest
 
-from transforms.labels import read_scheme
-from transforms.encode import EncodeSettings, encode
-from transforms.realign import decode_entities, realign, word_predictions
-from transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
-from transforms.segment import segment
+from larvatus.transforms.labels import read_scheme
+from larvatus.transforms.encode import EncodeSettings, encode
+from larvatus.transforms.realign import decode_entities, realign, word_predictions
+from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
+from larvatus.transforms.segment import segment
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 O, B_PER, I_PER, B_LOC, I_LOC = range(5)

@@ -9,11 +9,11 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from transforms.records import Document, EntitySpan
-from transforms.redact import (
+from larvatus.transforms.records import Document, EntitySpan
+from larvatus.transforms.redact import (
     PSEUDONYM_HEX_DIGITS, RedactionPolicy, join_name_lists, normalize_surface, propagate_mentions,
     pseudonym, redact, redact_text, resolve_overlaps)
-from transforms.segment import segment
+from larvatus.transforms.segment import segment
 
 ALL = frozenset({"PER", "LOC", "ORG"})
 

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.run import run
+from larvatus.run import run
 from tests.rows import differing, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
-PACKAGES = ("models", "pipeline", "transforms")
+# Repository folder -> installed package path (setup.py's package_dir), parents first.
+PACKAGES = {"pipeline": "larvatus", "transforms": "larvatus/transforms", "models": "larvatus/models"}
 START_TIMEOUT = 120
 JOB_TIMEOUT = 600
 KEY_ENV = "LARVATUS_TEST_PSEUDONYM_KEY"
@@ -90,8 +91,8 @@ class Service:
 
 def install_copy(target: Path) -> Path:
     """Larvatus's packages as an install would lay them out, away from the checkout."""
-    for package in PACKAGES:
-        shutil.copytree(ROOT / package, target / package,
+    for folder, package in PACKAGES.items():
+        shutil.copytree(ROOT / folder, target / package,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return target
 
@@ -128,7 +129,8 @@ def worker_pool(tmp_path_factory):
     env = clean_env(PYTHONPATH=str(site), LARVATUS_CACHE=str(home / "cache"), **{KEY_ENV: KEY})
     # What the pool's workers import: the installed copy, never the launcher's checkout.
     seen = subprocess.run(
-        ["python", "-c", "import models, transforms; print(models.__file__, transforms.__file__)"],
+        ["python", "-c", "import larvatus.models, larvatus.transforms; "
+         "print(larvatus.models.__file__, larvatus.transforms.__file__)"],
         cwd=home, env=env, capture_output=True, text=True, timeout=120)
     assert seen.returncode == 0, seen.stderr
     assert all(path.startswith(str(site)) for path in seen.stdout.split()), seen.stdout
@@ -152,11 +154,11 @@ def worker_pool(tmp_path_factory):
 
 
 def launch(args, cwd: Path, env: dict, wrapper: str = "") -> subprocess.CompletedProcess:
-    """`python -m pipeline.run ARGS` as a user runs it, with a timeout so nothing hangs CI."""
+    """`python -m larvatus.run ARGS` as a user runs it, with a timeout so nothing hangs CI."""
     if wrapper:
         command = [sys.executable, "-c", wrapper, *map(str, args)]
     else:
-        command = [sys.executable, "-m", "pipeline.run", *map(str, args)]
+        command = [sys.executable, "-m", "larvatus.run", *map(str, args)]
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=JOB_TIMEOUT)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -196,8 +198,8 @@ def test_external_worker_pool_gives_the_direct_runners_rows(
 # that tried the launcher's path would find nothing.
 VANISHING_CHECKOUT = """
 import shutil, sys
-import pipeline.run as job
-from models import model_dir
+import larvatus.run as job
+from larvatus.models import model_dir
 checked = job.build
 def build(pipeline, config):
     shutil.rmtree(model_dir.embedded_model_dir())

@@ -13,11 +13,11 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.portability.api import beam_runner_api_pb2
 
-from pipeline.graph import build
-from pipeline.options import LarvatusOptions, OptionsError
-from pipeline.run import make_config, run
-from transforms import stages
-from transforms.redact import KeySource, RedactionPolicy, SecretKeyError
+from larvatus.graph import build
+from larvatus.options import LarvatusOptions, OptionsError
+from larvatus.run import make_config, run
+from larvatus.transforms import stages
+from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyError
 
 KEY = "Larvatus-test-key-7Qm2xZ9vK4pR"
 ENV = "LARVATUS_TEST_PSEUDONYM_KEY"

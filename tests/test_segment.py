@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from transforms.chars import CONTROL_CHAR
-from transforms.records import Document
-from transforms.segment import segment, segment_words
+from larvatus.transforms.chars import CONTROL_CHAR
+from larvatus.transforms.records import Document
+from larvatus.transforms.segment import segment, segment_words
 
 
 def words_of(text: str) -> list[str]:
@@ -125,7 +125,7 @@ def test_tokenizer_is_spacy_blank_english_without_its_imports():
 
     code = (
         "import sys\n"
-        "from transforms.segment import english_tokenizer\n"
+        "from larvatus.transforms.segment import english_tokenizer\n"
         "english_tokenizer()\n"
         "loaded = [m for m in ('torch', 'transformers', 'presidio_analyzer') "
         "if sys.modules.get(m) is not None]\n"
@@ -140,7 +140,7 @@ def test_tokenizer_is_spacy_blank_english_without_its_imports():
     import spacy
     from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex
 
-    from transforms import segment
+    from larvatus.transforms import segment
 
     nlp = spacy.blank("en")
     reference = nlp.tokenizer

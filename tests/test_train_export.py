@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models import evaluate, export, train
-from models.conll import read_documents
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import load_model_spec
+from larvatus.models import evaluate, export, train
+from larvatus.models.conll import read_documents
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import load_model_spec
 from tests.tiny_model import build_checkpoint
 
 SENTENCES = [
@@ -94,7 +94,7 @@ def test_training_is_deterministic_for_a_seed(tmp_path, tiny_base):
 def test_training_windows_label_first_pieces_only(tmp_path, tiny_base):
     from transformers import AutoTokenizer
     from tokenizers import Tokenizer
-    from transforms.encode import EncodeSettings
+    from larvatus.transforms.encode import EncodeSettings
 
     docs = read_documents(write_conll(tmp_path / "t.txt", 2))
     hf = AutoTokenizer.from_pretrained(str(tiny_base))
@@ -114,7 +114,7 @@ def test_training_windows_label_first_pieces_only(tmp_path, tiny_base):
 
 
 def test_export_refuses_a_checkpoint_whose_onnx_disagrees(tmp_path, tiny_base, monkeypatch):
-    from models.model_dir import ModelError
+    from larvatus.models.model_dir import ModelError
 
     monkeypatch.setattr(export, "parity_check", lambda *a, **k: (5.0, 0.5))
     with pytest.raises(ModelError, match="disagrees with PyTorch"):
@@ -134,8 +134,8 @@ def test_static_int8_gives_each_window_the_same_logits_whatever_its_batch(tmp_pa
     the other windows of its batch, which dynamic int8 cannot promise."""
     import onnxruntime as ort
 
-    from models.batching import pad_batch
-    from transforms.records import Window
+    from larvatus.models.batching import pad_batch
+    from larvatus.transforms.records import Window
 
     checkpoint = build_checkpoint(tmp_path / "ck", rigged=False)
     data = str(write_conll(tmp_path / "calibration.txt", 6))

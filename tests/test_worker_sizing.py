@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from models.handler import OnnxTokenClassifierHandler
-from models.model_dir import load_model_spec
-from pipeline.run import processes_per_machine
+from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.model_dir import load_model_spec
+from larvatus.run import processes_per_machine
 
 
 @pytest.fixture(scope="module")

@@ -57,8 +57,8 @@ def build_checkpoint(output: Path, rigged: bool, max_length: int = 64, seed: int
 
 
 def build_model_dir(output: Path, rigged: bool, precisions=("fp32",), max_length: int = 64) -> Path:
-    """A tiny checkpoint exported through `models.export` into a model directory."""
-    from models.export import export
+    """A tiny checkpoint exported through `larvatus.models.export` into a model directory."""
+    from larvatus.models.export import export
 
     checkpoint = build_checkpoint(output.parent / f"{output.name}-checkpoint", rigged, max_length)
     export(str(checkpoint), str(output), list(precisions), optimize=False,

@@ -5,7 +5,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from transforms.records import Audit, AuditFinding, AuditKind, Replacement
+from larvatus.transforms.records import Audit, AuditFinding, AuditKind, Replacement
 
 
 _WORD = re.compile(r"[^\W\d_][\w'’\-.]*", re.UNICODE)

@@ -8,8 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
-from transforms.chars import IGNORABLE, visible
-from transforms.records import EncodedDocument, SegmentedDocument, Vocabulary, Window
+from larvatus.transforms.chars import IGNORABLE, visible
+from larvatus.transforms.records import EncodedDocument, SegmentedDocument, Vocabulary, Window
 
 
 class TypeIds(Vocabulary):

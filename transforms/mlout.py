@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from transforms.records import (
+from larvatus.transforms.records import (
     AnnotatedDocument, DocumentPieces, EncodedDocument, EntitySpan, MlOutputs, SegmentedDocument,
     Vocabulary,
 )
@@ -107,7 +107,7 @@ def document_pieces(encoded: EncodedDocument) -> tuple[np.ndarray, np.ndarray]:
 
 def merge_piece_vectors(encoded: EncodedDocument, window_hidden: Sequence[np.ndarray]) -> np.ndarray:
     """One vector per document piece from overlapping windows, as tags are merged
-    (`transforms.realign.word_probabilities`): each piece takes its vector from the window
+    (`larvatus.transforms.realign.word_probabilities`): each piece takes its vector from the window
     where it stands farthest from an inner edge.
 
     Args:

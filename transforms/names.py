@@ -5,9 +5,9 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from transforms.audit import common_words
-from transforms.patterns import finditer_on_lines
-from transforms.records import EntitySpan
+from larvatus.transforms.audit import common_words
+from larvatus.transforms.patterns import finditer_on_lines
+from larvatus.transforms.records import EntitySpan
 
 # The model's entity types; only redacted spans of these types are extended or joined.
 _MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})

@@ -25,7 +25,7 @@ from stdnum.nl import bsn as nl_bsn
 from stdnum.pl import pesel as pl_pesel
 from stdnum.us import ssn as us_ssn
 
-from transforms.records import EntitySpan, SegmentedDocument
+from larvatus.transforms.records import EntitySpan, SegmentedDocument
 
 __all__ = [
     "DEFAULT_PHONE_REGIONS", "LINE_BREAKS", "PATTERN_LABELS", "RECOGNIZERS", "SCORE_CHECKSUM",

@@ -7,7 +7,7 @@ import io
 import json
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
-from transforms.records import DeadLetter, DeadLetterReason as Reason, Document
+from larvatus.transforms.records import DeadLetter, DeadLetterReason as Reason, Document
 
 ParseResult = Union[Document, DeadLetter]
 

@@ -6,8 +6,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from transforms.labels import LabelScheme, decode_spans
-from transforms.records import EncodedDocument, EntitySpan, Vocabulary
+from larvatus.transforms.labels import LabelScheme, decode_spans
+from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
 class Aggregation(Vocabulary):

@@ -11,9 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
-from transforms.chars import normalize_surface
-from transforms.names import apply_name_rules
-from transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
+from larvatus.transforms.chars import normalize_surface
+from larvatus.transforms.names import apply_name_rules
+from larvatus.transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
 

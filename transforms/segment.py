@@ -8,8 +8,8 @@ import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
 
-from transforms.chars import CONTROL_CHAR, HIDDEN, is_separator
-from transforms.records import Document, SegmentedDocument
+from larvatus.transforms.chars import CONTROL_CHAR, HIDDEN, is_separator
+from larvatus.transforms.records import Document, SegmentedDocument
 
 
 # Emoji and pictographs (with skin tones, joiners and variation selectors) split

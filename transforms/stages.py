@@ -14,24 +14,24 @@ from apache_beam import pvalue
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
-from transforms import encode as encode_lib
-from transforms import mlout as mlout_lib
-from transforms import patterns as patterns_lib
-from transforms import progress as progress_lib
-from transforms import read as read_lib
-from transforms import segment as segment_lib
-from transforms.audit import audit
-from transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
-from transforms.labels import LabelScheme
-from transforms.realign import RedactionDecision, realign
-from transforms.records import (
+from larvatus.transforms import encode as encode_lib
+from larvatus.transforms import mlout as mlout_lib
+from larvatus.transforms import patterns as patterns_lib
+from larvatus.transforms import progress as progress_lib
+from larvatus.transforms import read as read_lib
+from larvatus.transforms import segment as segment_lib
+from larvatus.transforms.audit import audit
+from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
+from larvatus.transforms.labels import LabelScheme
+from larvatus.transforms.realign import RedactionDecision, realign
+from larvatus.transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     InferenceFailure, SegmentedDocument, TaggedDocument, WindowPredictions,
 )
-from transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
+from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
 
 LOG = logging.getLogger(__name__)
-from transforms.counters import (
+from larvatus.transforms.counters import (
     AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
 )
 DEAD = "dead_letter"
@@ -73,7 +73,7 @@ class Stage(beam.DoFn):
     dead-letters the element with the exception's type as detail, never its
     message (messages can quote text). With a `record_timeout`, `step` runs in
     a worker thread and an element that takes longer is dead-lettered as
-    `timeout` while the job goes on (see `transforms.budget.TimeBudget` for what
+    `timeout` while the job goes on (see `larvatus.transforms.budget.TimeBudget` for what
     happens to the overrunning call); `on_timeout` lets a subclass drop state
     that call may still be using.
     """
