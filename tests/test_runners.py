@@ -223,7 +223,7 @@ def test_embedded_model_on_a_worker_that_cannot_see_the_launchers_checkout(
             "--job_endpoint", job_service, "--environment_type", "EXTERNAL",
             "--environment_config", worker_pool],
            cwd=checkout, env=clean_env(PYTHONPATH=str(checkout)), wrapper=VANISHING_CHECKOUT)
-    assert not (checkout / "models" / "default").exists()
+    assert not (checkout / "larvatus" / "models" / "default").exists()
     rows = read_rows(output)
     assert set(rows) == set(expected) and len(rows) == 36
     assert summary(output)["model"]["path"] == "embedded:default"
@@ -234,7 +234,7 @@ def test_a_model_path_only_the_launcher_can_see_fails_on_the_worker_with_a_clear
         job_service, worker_pool, tmp_path):
     checkout = install_copy(tmp_path / "launcher-checkout")
     command = [sys.executable, "-c", VANISHING_CHECKOUT, "--input", SAMPLE, "--output",
-               tmp_path / "out", "--model", checkout / "models" / "default",
+               tmp_path / "out", "--model", checkout / "larvatus" / "models" / "default",
                "--runner", "PortableRunner", "--job_endpoint", job_service,
                "--environment_type", "EXTERNAL", "--environment_config", worker_pool]
     done = subprocess.run(list(map(str, command)), cwd=checkout,
