@@ -1,4 +1,4 @@
-"""Hostile sweep: the pipeline on each hostile case of issue 8, one subprocess each; prints case, outcome, time and peak memory.
+"""Hostile sweep: the pipeline on each adversarial input case, one subprocess each; prints case, outcome, time and peak memory.
 
 Every case writes its own input (and, for model faults, a broken copy of the model
 directory) into a scratch folder, runs `python -m larvatus.run` on it as a subprocess
@@ -9,7 +9,7 @@ a case that reads a 300 MB file should peak where a small one does. Each run sta
 small launcher process, so the driver's own size never shows in a child's peak.
 
     python bench/hostile.py                   # every case (a few minutes on 2 cores)
-    python bench/hostile.py --quick           # the subset CI runs (tests/test_hostile.py)
+    python bench/hostile.py --quick           # the subset CI runs (tests/test_adversarial_input.py)
     python bench/hostile.py --cases bang-20000,big-text-file
     python bench/hostile.py --root ../main    # the same cases against another checkout
     python bench/hostile.py --json out.json   # keep every figure

@@ -20,7 +20,7 @@ Two measurements on the throughput benchmark's news corpus (bench/corpus.py):
    seconds from `_SUMMARY.json` (where the extra work lands).
 
 The modes run in turn inside each repeat, so that machine noise hits them alike. The
-target (issue 13) is at most 10% (ratio <= 1.10) with the outputs on.
+target is at most 10% (ratio <= 1.10) with the outputs on.
 """
 from __future__ import annotations
 

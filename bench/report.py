@@ -21,7 +21,7 @@ import statistics
 import sys
 from typing import Iterable, Optional, Sequence
 
-# Issue 11's targets: Larvatus's whole process against the HF pipeline as users run it
+# Speed targets: Larvatus's whole process against the HF pipeline as users run it
 # (240 documents), and against the raw ONNX Runtime loop (240 documents; a million words,
 # start-up amortised). The HF pipeline tuned like Larvatus is printed for reference.
 TARGET_VS_HF_USERS = 5.0
@@ -276,7 +276,7 @@ def smi_lines(path: str) -> list[str]:
 
 def target_checks(documents: dict, million: dict, label: str,
                   names: Sequence[str] = ("240 documents", "a million words")) -> list[dict]:
-    """Issue 11's three ratios from the figures of the two corpora of `--targets`.
+    """The three speed-target ratios from the figures of the two corpora of `--targets`.
 
     `names` describe the two corpora as measured (the targets are set for 240 news
     documents and a million words).

@@ -29,7 +29,7 @@ Usage (from the repository root, in the venv with the `train` extra):
     python bench/throughput.py                        # 240 news-like documents, 3 repeats
     python bench/throughput.py --docs 20 --repeats 1  # a quick check
     python bench/throughput.py --words 1000000        # a million words, start-up amortised
-    python bench/throughput.py --targets              # issue 11's three ratios, one run
+    python bench/throughput.py --targets              # the three speed-target ratios, one run
     python bench/throughput.py --corpus long          # 24 documents of 5,000-15,000 words
     python bench/throughput.py --memory-scaling       # Larvatus peak RSS on N and 10N docs
     python bench/throughput.py --device cuda          # see bench/gpu.sh
@@ -174,7 +174,7 @@ def memory_scaling(args: argparse.Namespace, prepared: dict) -> dict:
 
 
 def targets(args: argparse.Namespace) -> dict:
-    """Issue 11's "done when", in one run: two corpora, then the three ratios.
+    """The speed targets in one run: two corpora, then the three ratios.
 
     1. The news documents (240 by default; `--docs`): HF as users run it, the raw loop
        and Larvatus; Larvatus/HF-users >= 5x and Larvatus/raw >= 0.8, whole process.
@@ -201,7 +201,7 @@ def targets(args: argparse.Namespace) -> dict:
              f"({out[key]['prepared']['corpus']['words']:,} words)" for key in ("documents", "million")]
     checks = rep.target_checks(out["documents"]["figures"], out["million"]["figures"], label,
                                names)
-    print("\nIssue 11 targets (words/s ratios; Larvatus timed as a whole process, in brackets "
+    print("\nSpeed targets (words/s ratios; Larvatus timed as a whole process, in brackets "
           "its pipeline wall time):")
     for line in rep.target_lines(checks):
         print(line)
@@ -260,7 +260,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                      help="Padded tokens per batch for the raw loop and Larvatus (default "
                           "the handler's: 512 on CPU, 65,536 on CUDA).")
     run.add_argument("--targets", action="store_true",
-                     help="Issue 11's three ratios in one run: the news documents (HF as "
+                     help="The three speed-target ratios in one run: the news documents (HF as "
                           "users run it, raw loop, Larvatus; --docs, default 240) and a "
                           "million words (raw loop, Larvatus; --words), first precision only.")
     run.add_argument("--memory-scaling", action="store_true",

@@ -1,6 +1,6 @@
 """Smoke tests of the benchmark's parts (bench/): corpora, report arithmetic, CLI, plumbing.
 
-Fast and offline: no model is built or run. The full corpus's Larvatus counts (the README's
+Fast and offline: no model is built or run. The full corpus's Larvatus counts (docs/performance.md's
 140,625 words, 155,654 wordpieces) take a while to compute and are checked only with
 LARVATUS_BENCH_FULL=1; the fast tests pin the same corpus by its words and digest.
 """

@@ -125,8 +125,8 @@ def test_an_output_below_a_file_is_refused_at_start(tmp_path, rigged_model_dir, 
 
 def test_an_output_that_cannot_be_written_is_refused_at_start(tmp_path, rigged_model_dir, capsys):
     """Root may write anywhere, so the unwritable place is one no user can write: Linux's
-    /proc (a folder cannot be made there); the job used to fail inside Beam's writer, with a
-    traceback, after the model had loaded."""
+    /proc (a folder cannot be made there): refused before the model loads, with no traceback
+    from Beam's writer."""
     source = write_docs(tmp_path / "in.jsonl")
     assert main(args(source, Path("/proc/larvatus-write-check/out"), rigged_model_dir)) == 2
     error = capsys.readouterr().err

@@ -96,7 +96,7 @@ class Shadow:
 
     Control characters (NUL, ESC, DEL, C1) become spaces, so they separate words
     ("Quartermaine\\x00visited" is two words). Default-ignorable characters (ZWJ,
-    VS16, soft hyphen, ...) touching a word are dropped, so they no longer split it
+    VS16, soft hyphen, ...) touching a word are dropped, so they do not split it
     ("Pe\\u200dter" is one word), and are given back to the word they touch when
     offsets are mapped; an invisible run between separators stays a word of its own.
     """
