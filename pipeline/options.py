@@ -157,7 +157,8 @@ class LarvatusOptions(PipelineOptions):
                                 "--direct_num_workers) in multi_processing mode, all sharing "
                                 "one model copy (--model-copies 1): the CPU stages use every "
                                 "core while one model serves them, on a GPU or a CPU. auto "
-                                "(default): on with --device cuda. off: Beam's own defaults.")
+                                "(default): on when the model runs on CUDA (--device cuda, "
+                                "or auto on a GPU machine). off: Beam's own defaults.")
         group.add_argument("--emit-token-ids", "--emit_token_ids", dest="emit_token_ids",
                            action="store_true", default=False,
                            help="Add the column redacted_input_ids: the whole document's "

@@ -55,9 +55,9 @@ def plan_sharing(argv: Sequence[str], mode: str, device: str, cores: int) -> Sha
     on: the DirectRunner runs `multi_processing` workers, one per core unless
     --direct_num_workers says otherwise, and the model is loaded once per
     machine and shared by all of them (Beam RunInference's model_copies=1)
-    unless --model-copies or --large-model says otherwise. auto: on with
-    --device cuda (the GPU needs one model while the CPU stages need every
-    core), off otherwise. A runner other than the DirectRunner, or
+    unless --model-copies or --large-model says otherwise. auto: on when
+    `device` (where the launcher's model check ran it) is cuda (the GPU needs
+    one model while the CPU stages need every core), off otherwise. A runner other than the DirectRunner, or
     --direct_running_mode other than multi_processing, turns auto off and
     makes on an error: those runners size their own workers.
     """
