@@ -45,15 +45,41 @@ def test_given_reads_both_spellings_and_the_last_value():
     assert given(argv, "--flag") == "" and given(argv, "--missing") is None
 
 
+@pytest.fixture(scope="module")
+def fp16_model_dir(tmp_path_factory):
+    """The embedded model's derived fp16 variant as a model directory that runs it on the CPU."""
+    import json
+    import shutil
+
+    from larvatus.models.model_dir import CONFIG_NAME, TOKENIZER_NAME, embedded_model_dir
+    from larvatus.models.variants import FP16_NAME, cached_fp16
+
+    source = embedded_model_dir()
+    target = tmp_path_factory.mktemp("models") / "embedded-fp16"
+    target.mkdir()
+    shutil.copy(cached_fp16(source / "model.int8.onnx", target.parent), target / FP16_NAME)
+    shutil.copy(source / TOKENIZER_NAME, target / TOKENIZER_NAME)
+    config = json.loads((source / CONFIG_NAME).read_text())
+    config.update(onnx={"cpu": FP16_NAME, "cuda": FP16_NAME}, dynamic_quantization=[],
+                  files={"fp16": FP16_NAME}, name=config["name"] + "-fp16")
+    config.pop("parity", None)
+    (target / CONFIG_NAME).write_text(json.dumps(config, indent=2))
+    return target
+
+
 @pytest.mark.slow
-def test_shared_model_across_two_processes_gives_one_process_rows(tmp_path):
-    """The embedded int8 model on the sample: one process, then --share-model on with 2 workers."""
-    options = ["--device", "cpu", "--share-model", "off"]
+@pytest.mark.parametrize("precision", ["int8", "fp16"])
+def test_shared_model_across_two_processes_gives_one_process_rows(precision, tmp_path, request):
+    """The embedded model (int8, or its fp16 variant) on the sample: one process, then
+    --share-model on with 2 workers."""
+    model = ["--model", str(request.getfixturevalue("fp16_model_dir"))] \
+        if precision == "fp16" else []
+    options = ["--device", "cpu", "--share-model", "off", *model]
     expected = direct_rows(tmp_path, *options)
     output = tmp_path / "shared"
     command = [sys.executable, "-m", "larvatus.run", "--input", str(SAMPLE), "--output",
                str(output), "--device", "cpu", "--share-model", "on",
-               "--direct_num_workers", "2"]
+               "--direct_num_workers", "2", *model]
     done = subprocess.run(command, cwd=ROOT, env=clean_env(), capture_output=True, text=True,
                           timeout=JOB_TIMEOUT)
     assert done.returncode == 0, done.stderr[-4000:]
