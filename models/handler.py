@@ -10,7 +10,8 @@ import numpy as np
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from larvatus.models.batching import flatten_windows, run_in_batches, split_per_document
-from larvatus.models.model_dir import ModelError, ModelSpec, where
+from larvatus.models.model_dir import ModelError, ModelSpec, cache_root, where
+from larvatus.models.variants import CudaGraph, cuda_graph
 from larvatus.transforms.records import EncodedDocument, InferenceFailure, Window, WindowPredictions
 
 LOG = logging.getLogger(__name__)
@@ -203,13 +204,26 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                 f"If the launcher cannot load it either, re-export it with "
                 f"`python -m larvatus.models.export`.") from error
 
+    def cuda_graph(self) -> CudaGraph:
+        """The graph to run on CUDA: a dynamic-int8 file gives way to its cached fp16 variant."""
+        name = self._spec.onnx_files["cuda"]
+        graph = cuda_graph(self._spec.onnx_path("cuda"),
+                           name in self._spec.batch_dependent_files, cache_root)
+        if graph.batch_dependent:
+            LOG.warning("on %s: %s", where(), graph.note)
+        elif graph.note:
+            LOG.info("on %s: CUDA runs the %s", where(), graph.note)
+        return graph
+
     def load_model(self) -> LoadedModel:
         import onnxruntime as ort
 
         want_cuda = self._device == "cuda" or (self._device == "auto" and cuda_present())
         session = None
+        on_cuda = None
         if want_cuda and CUDA in ort.get_available_providers():
-            session = self._session(self._spec.onnx_path("cuda"), [CUDA, CPU])
+            on_cuda = self.cuda_graph()
+            session = self._session(on_cuda.path, [CUDA, CPU])
             if CUDA not in session.get_providers():
                 session = None
         if session is None:
@@ -248,7 +262,8 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                  threads or "ONNX Runtime's default", "on" if spinning else "off")
         batch_tokens = self._batch_tokens or (
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
-        per_window = self._spec.onnx_files[device] in self._spec.batch_dependent_files
+        per_window = on_cuda.batch_dependent if device == "cuda" else \
+            self._spec.onnx_files["cpu"] in self._spec.batch_dependent_files
         return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
                            io_binding=device == "cuda", windows_per_call=1 if per_window else None,
                            output_names=output_names)

@@ -8,6 +8,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from larvatus.models.handler import DEVICE_CHOICES
 from larvatus.models.model_dir import EMBEDDED_DEFAULT
+from larvatus.sharing import SHARE_CHOICES
 from larvatus.transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, EmbeddingLayer, EmbeddingPooling
 from larvatus.transforms.realign import AGGREGATIONS
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
@@ -150,6 +151,14 @@ class LarvatusOptions(PipelineOptions):
                            help="Share one model copy per machine across its worker "
                                 "processes (Beam RunInference's large_model), for models too "
                                 "big to load once per process.")
+        group.add_argument("--share-model", "--share_model", dest="share_model",
+                           default="auto", choices=SHARE_CHOICES,
+                           help="on: on the DirectRunner, one worker process per core (or "
+                                "--direct_num_workers) in multi_processing mode, all sharing "
+                                "one model copy (--model-copies 1): the CPU stages use every "
+                                "core while one model serves them, on a GPU or a CPU. auto "
+                                "(default): on when the model runs on CUDA (--device cuda, "
+                                "or auto on a GPU machine). off: Beam's own defaults.")
         group.add_argument("--emit-token-ids", "--emit_token_ids", dest="emit_token_ids",
                            action="store_true", default=False,
                            help="Add the column redacted_input_ids: the whole document's "

@@ -17,7 +17,7 @@ from apache_beam.options.pipeline_options import (
     DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
 )
 
-from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
+from larvatus.models.handler import OnnxTokenClassifierHandler, available_cores, missing_hidden_states
 from larvatus.models.model_dir import ModelError, load_model_spec
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, storage
@@ -27,6 +27,7 @@ from larvatus.options import (
     pseudonym_key_source, resolve_redact_labels,
 )
 from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
+from larvatus.sharing import SharingError, plan_sharing
 from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
 from larvatus.transforms.budget import check_record_timeout
 from larvatus.transforms.encode import default_overlap
@@ -162,6 +163,26 @@ def ml_outputs_summary(config: JobConfig) -> dict:
     return summary
 
 
+def _with_sharing(argv: list, options: LarvatusOptions, pipeline_options: PipelineOptions,
+                  config: JobConfig, device: str) -> tuple[PipelineOptions, JobConfig]:
+    """The Beam options and job config with what --share-model adds (see `larvatus.sharing`)."""
+    try:
+        sharing = plan_sharing(argv, options.share_model, device, available_cores())
+    except SharingError as error:
+        raise OptionsError(str(error)) from error
+    if not sharing.arguments:
+        return pipeline_options, config
+    shared = PipelineOptions([*argv, *sharing.arguments])
+    LOG.info("--share-model: %d worker processes sharing %s model cop%s on %s (%s)",
+             sharing.workers, options.model_copies or 1,
+             "y" if (options.model_copies or 1) == 1 else "ies", device,
+             " ".join(sharing.arguments))
+    view = shared.view_as(LarvatusOptions)
+    return shared, dataclasses.replace(
+        config, processes_per_machine=processes_per_machine(shared),
+        model_copies=view.model_copies, large_model=view.large_model)
+
+
 def processes_per_machine(options: PipelineOptions) -> int:
     """SDK worker processes the chosen runner starts on each machine (0: one per core).
 
@@ -294,6 +315,8 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
     launcher_device = probe.device
     del probe
+    pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
+                                             launcher_device)
     staging = storage.new_staging_dir(config.output_dir)
     files = preflight.input_files(config.input_pattern)
     size = preflight.total_bytes(files)
