@@ -380,6 +380,10 @@ def test_not_a_date(text):
     ("NN 85.07.30-033.28", "85.07.30-033.28"),
     ("123456782 (BSN)", "123456782"),                             # cue after the number
     ("Tax identification number: 62 436 790 152", "62 436 790 152"),
+    ("Passport number: 123456789", "123456789"),
+    ("pasaporte AAA123456", "AAA123456"),
+    ("Reisepass-Nr. A1234567 ausgestellt", "A1234567"),
+    ("YA1234567 (passaporto)", "YA1234567"),
 ])
 def test_id(text, identifier):
     assert found(text) == {("ID", identifier)}
@@ -398,6 +402,8 @@ def test_id(text, identifier):
     "GB 12 34 56 C, QQ123456C, AB123456E",               # not allocated NINO prefixes/suffix
     "DNI 12345678A",                                     # wrong control letter
     "RCCMNL83S18D969A",                                  # wrong control letter
+    "Order 123456789 shipped",                           # passport shape, no cue
+    "passport photo 12345",                              # too short for a passport number
 ])
 def test_not_an_id(text):
     assert "ID" not in labels_found(text)
@@ -891,12 +897,12 @@ def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere
 _ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "12345678Z",
                  "X1234567L", "123456782", "1234.56.782", "2 95 10 99 126 111 93", "44051401359",
                  "36 574 261 809", "6433435F", "85.07.30-033.28", "12", "345", "6789", "X",
-                 "Z", "-", "C", "AB", "RCCMNL83S18D969H"]
+                 "Z", "-", "C", "AB", "RCCMNL83S18D969H", "AAA123456", "A1234567"]
 
 
-@pytest.mark.parametrize("index", [i for i, kind in enumerate(identifiers._ID_KINDS) if kind.hinted])
+@pytest.mark.parametrize("index", [i for i, kind in enumerate(identifiers.ID_SCHEMES) if kind.hinted])
 def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
-    kind = identifiers._ID_KINDS[index]
+    kind = identifiers.ID_SCHEMES[index]
     rng = random.Random(17 + index)
     pool = _ID_FRAGMENTS + _LINE_FRAGMENTS
     found = 0

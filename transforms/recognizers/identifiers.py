@@ -30,13 +30,15 @@ _CUE_AFTER = 24
 
 
 @dataclass(frozen=True)
-class _IdKind:
-    """A national identifier: its candidate shape and validator (None: the shape is the check).
+class IdScheme:
+    """One identifier scheme of the `ID` label: its name, candidate shape and validator (None:
+    the shape is the check). A new scheme is one more row of `ID_SCHEMES`.
 
     With a `cue`, a candidate also needs that cue word nearby unless it fully matches
     `formatted`, the identifier's usual way of being written.
     """
 
+    name: str
     shape: re.Pattern
     is_valid: Optional[Callable[[str], bool]]
     score: float = SCORE_CHECKSUM
@@ -76,42 +78,48 @@ _NINO_PREFIX = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
 _NIR_GROUPS = ("[1-478]", "[0-9]{2}", "[0-9]{2}", "(?:[0-9]{2}|2[AB])", "[0-9]{3}", "[0-9]{3}",
                "[0-9]{2}")
 
-_ID_KINDS = (
-    # UK NHS number, e.g. 943 476 5919
-    _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), gb_nhs.is_valid,
-            cue=cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}")),
-    # US social security number, e.g. 536-90-4399
-    _IdKind(_digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
-            cue=cue_pattern(r"SSN|SS#|social[ -]security"),
-            formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
-    # UK National Insurance number, e.g. AB 12 34 56 C
-    _IdKind(re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
-            score=SCORE_FORMAT),
-    # Spanish DNI and NIE, e.g. 12345678Z, X1234567L
-    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
-    _IdKind(re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
-    # Dutch BSN, e.g. 123456782
-    _IdKind(_digits_shape(r"(?:[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3})"), nl_bsn.is_valid,
-            cue=cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer")),
-    # French NIR (social security number), e.g. 2 95 10 99 126 111 93
-    _IdKind(_digits_shape(" ?".join(_NIR_GROUPS)), fr_nir.is_valid,
-            cue=cue_pattern(r"NIR|INSEE|s[ée]curit[ée] sociale|num[ée]ro de s[ée]cu|"
+ID_SCHEMES = (
+    IdScheme("UK NHS number",   # 943 476 5919
+             _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), gb_nhs.is_valid,
+             cue=cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}")),
+    IdScheme("US SSN",   # 536-90-4399
+             _digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
+             cue=cue_pattern(r"SSN|SS#|social[ -]security"),
+             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
+    IdScheme("UK NINO",   # AB 12 34 56 C
+             re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
+             score=SCORE_FORMAT),
+    IdScheme("ES DNI",   # 12345678Z
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
+    IdScheme("ES NIE",   # X1234567L
+             re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
+    IdScheme("NL BSN",   # 123456782
+             _digits_shape(r"(?:[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3})"), nl_bsn.is_valid,
+             cue=cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer")),
+    IdScheme("FR NIR",   # social security number, 2 95 10 99 126 111 93
+             _digits_shape(" ?".join(_NIR_GROUPS)), fr_nir.is_valid,
+             cue=cue_pattern(r"NIR|INSEE|s[ée]curit[ée] sociale|num[ée]ro de s[ée]cu|"
                              r"social security"),
-            formatted=re.compile(" ".join(_NIR_GROUPS))),
-    # Italian codice fiscale, e.g. RCCMNL83S18D969H
-    _IdKind(re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
-                       r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale, hinted=False),
-    # Polish PESEL, e.g. 44051401359
-    _IdKind(_digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=cue_pattern(r"PESEL")),
-    # German tax identification number, e.g. 36 574 261 809
-    _IdKind(_digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
-            cue=cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
+             formatted=re.compile(" ".join(_NIR_GROUPS))),
+    IdScheme("IT codice fiscale",   # RCCMNL83S18D969H
+             re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
+                        r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale, hinted=False),
+    IdScheme("PL PESEL",   # 44051401359
+             _digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=cue_pattern(r"PESEL")),
+    IdScheme("DE tax id",   # Steuer-IdNr, 36 574 261 809
+             _digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
+             cue=cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
                              r"IdNr|tax[ -]id(?:entification)?|TIN")),
-    # Irish PPS number, e.g. 6433435F
-    _IdKind(re.compile(r"(?=[0-9])(?<!\w)[0-9]{7}[A-W][A-IW]?(?!\w)"), ie_pps.is_valid,
-            cue=cue_pattern(r"PPSN?|personal public service")),
-    # Belgian national number, e.g. 85.07.30-033.28
-    _IdKind(_digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid),
+    IdScheme("IE PPS number",   # 6433435F
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{7}[A-W][A-IW]?(?!\w)"), ie_pps.is_valid,
+             cue=cue_pattern(r"PPSN?|personal public service")),
+    IdScheme("BE national number",   # 85.07.30-033.28
+             _digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid),
+    IdScheme("passport number",   # US/UK 123456789, ES AAA123456, IT YA1234567, IN A1234567
+             re.compile(r"(?=[A-Z0-9])(?<![\w-])[A-Z]{0,3}[0-9]{6,9}(?![\w-])"), None,
+             score=SCORE_FORMAT,
+             cue=cue_pattern(r"passports?|passeport|reisepass|pasaporte|passaporto|paspoort|"
+                             r"paszport|pass-?nr\.?|passnummer")),
 )
 
 
@@ -136,7 +144,7 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """
     spans = set()
     hint_lines = lines_with(_ID_HINT_RE, text)   # once for every hinted kind
-    for kind in _ID_KINDS:
+    for kind in ID_SCHEMES:
         for m in kind.candidates(text, hint_lines):
             candidate = m.group()
             if kind.is_valid is not None and not kind.is_valid(candidate):
