@@ -14,7 +14,7 @@ from larvatus.transforms.records import EntitySpan
 # ----------------------------------------------------------------------------- CARD
 
 _CARD_RE = re.compile(
-    NUM_START + r"[0-9]{3,19}(?:([ -])[0-9]{1,19}(?:\1[0-9]{1,19}){0,8})?" + NUM_END)
+    NUM_START + r"[0-9]{3,19}(?:( - | |-)[0-9]{1,19}(?:\1[0-9]{1,19}){0,8})?" + NUM_END)
 # Maestro numbers may have 12 digits; only these prefixes are taken at that length
 _MAESTRO_12 = ("0604", "5018", "5020", "5038", "56", "57", "58", "6304", "6390", "6759", "6761",
                "6762", "6763")
@@ -46,7 +46,8 @@ def _card_shaped(digits: str) -> bool:
 
 
 def recognize_cards(text: str, settings: PatternSettings) -> list[EntitySpan]:
-    """Payment cards: 13 to 19 Luhn-valid digits, grouped by one kind of separator (space or dash).
+    """Payment cards: 13 to 19 Luhn-valid digits, grouped by one kind of separator (a space, a
+    dash, or a dash between spaces).
 
     Groups of 3 to 6 digits (the last may be shorter: "4445 3499 6189 9") or one unbroken
     run; the number starts as a card network's do (2 to 6: Mastercard, Amex/Diners/JCB,

@@ -8,6 +8,7 @@ from typing import Iterable, Optional
 from larvatus.transforms.recognizers.base import LINE_BREAK_RE, keep_disjoint
 from larvatus.transforms.recognizers.registry import PatternSettings, kinds
 from larvatus.transforms.records import EntitySpan, SegmentedDocument
+from larvatus.transforms.separators import fold_separators
 
 
 def _is_tight(text: str, span: EntitySpan) -> bool:
@@ -22,6 +23,10 @@ def find_patterns(text: str,
     """Runs the chosen recognizers (all registered ones by default) and resolves overlaps
     among their spans by the kinds' tiers.
 
+    The recognizers read `text` with its separators folded (`fold_separators`: every
+    Unicode space as " ", every dash as "-", every decimal digit as ASCII), one character
+    for one, so "4111\u00a01111\u00a01111\u00a01111" is a card number like "4111 1111 1111 1111".
+
     Returns:
       Non-overlapping spans sorted by start; offsets are code-point indices into
       `text`, end-exclusive; no span crosses a line break or has whitespace at its edges.
@@ -29,8 +34,9 @@ def find_patterns(text: str,
     settings = PatternSettings() if settings is None else settings
     chosen = [kind for kind in kinds() if kind.label in settings.labels]
     tiers = {kind.label: kind.tier for kind in chosen}
+    folded = fold_separators(text)
     spans = [span for kind in chosen
-             for span in kind.find(text, settings) if _is_tight(text, span)]
+             for span in kind.find(folded, settings) if _is_tight(text, span)]
     return tuple(keep_disjoint(
         _drop_contained(spans), key=lambda s: (tiers[s.label], -len(s), -s.score, s.start, s.end)))
 
