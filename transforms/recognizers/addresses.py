@@ -6,6 +6,7 @@ import re
 from typing import Iterable, Optional
 
 from larvatus.transforms.recognizers.base import DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, finditer_on_lines, lines_with
+from larvatus.transforms.recognizers.postal import recognize_postcodes
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -129,6 +130,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
     "Fedor-Putz-Straße 60/14", "Reinhild-van der Dussen-Allee 51"), and French, Spanish and
     Italian streets whose type comes first ("75, chemin de Joseph", "12 rue Bouvet").
     Any casing. A street type after a quantity ("10 minute walk") is not an address.
+    Postcodes and P.O. boxes are ADDRESS spans too (`postal.recognize_postcodes`).
     """
     spans = []
     digit_lines = lines_with(DIGIT_RE, text)   # every address has a number
@@ -152,11 +154,14 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
         if stop:
             end = stop.start()
         spans.append(EntitySpan(m.start(), end, "ADDRESS", SCORE_FORMAT))
-    return spans
+    return spans + recognize_postcodes(text, spans)
 
 
 
 KINDS = (
     Kind("ADDRESS", recognize_addresses, 2,
-         "street addresses: 221B Baker Street, Hauptstraße 5, rue de la Paix 12, on one line"),
+         "street addresses: 221B Baker Street, Hauptstraße 5, rue de la Paix 12, on one line; "
+         "postcodes (M20 6RT, IL 62704, 80331 München, 1012 AB) and P.O. boxes",
+         context="US ZIP: a state before it; continental postcodes: a town after them and an "
+                 "address line (line start, after a comma, an address word or street)"),
 )

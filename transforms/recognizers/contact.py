@@ -63,11 +63,13 @@ def _region_min_digits(region: str) -> int:
 def _phone_matches(window: str, region: Optional[str]) -> tuple[tuple[int, int], ...]:
     """Offsets of the numbers PhoneNumberMatcher finds in `window`.
 
-    Region None reads only numbers written with "+": the "+" is evidence
-    enough, so any valid number is taken (leniency VALID). For national formats the
-    grouping must also be one the region uses (STRICT_GROUPING).
+    Region None reads only numbers written with "+": the "+" is evidence enough, so
+    any possible number is taken (leniency POSSIBLE: a country code and a length the
+    country uses, also in ranges not assigned yet, "+44 7700 900456"). For national
+    formats the number must be valid and grouped the way the region groups it
+    (STRICT_GROUPING).
     """
-    leniency = phonenumbers.Leniency.VALID if region is None else \
+    leniency = phonenumbers.Leniency.POSSIBLE if region is None else \
         phonenumbers.Leniency.STRICT_GROUPING
     matcher = phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency)
     found = []
@@ -123,10 +125,9 @@ def _keep_disjoint_offsets(offsets: Iterable[tuple[int, int]]) -> list[tuple[int
 def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Numbers `phonenumbers.PhoneNumberMatcher` finds, once per region, merged.
 
-    Numbers written with "+" are read once, whatever the regions, at leniency VALID:
-    the digits form a valid number of the country (its numbering plan, not only its
-    lengths, as POSSIBLE would: that takes "12.08.1956", "10.0.0.1" and "36110/97").
-    National formats are read once per region that allows that many digits, at
+    Numbers written with "+" are read once, whatever the regions, at leniency POSSIBLE:
+    a country code and a length that country's numbers have, assigned or not
+    ("+1 (555) 123-4567"). National formats are read once per region that allows that many digits, at
     STRICT_GROUPING: valid, and grouped the way the region groups them (VALID alone
     also takes table rows such as "2.0  4.4   3.05   0.43", ISBNs and decimals).
     Overlapping matches are merged, the longest winning.

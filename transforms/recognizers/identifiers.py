@@ -20,6 +20,7 @@ from stdnum.us import ssn as us_ssn
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
     cue_pattern, finditer_on_lines, line_window, lines_with)
+from larvatus.transforms.recognizers.references import recognize_references
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -198,7 +199,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
                 break
             end = tail.end()
         spans.append(EntitySpan(m.start("code"), end, "CODE", SCORE_FORMAT))
-    return spans
+    return spans + recognize_references(text)   # sort codes, case and plot numbers
 
 
 
