@@ -124,7 +124,8 @@ def test_audit_finds_leftovers_by_offset_and_skips_placeholders():
     found = {(f.kind, text[f.start:f.end]) for f in result.findings}
     assert found == {("capitalized", "Smith"), ("digits", "020 7946 0958"),
                      ("email", "a.b@x.org"), ("handle", "@jdoe")}
-    assert result.counts == {"capitalized": 1, "digits": 1, "email": 1, "handle": 1}
+    assert result.counts == {"capitalized": 1, "digits": 1, "email": 1, "handle": 1,
+                             "uncased_name": 0}
 
 
 def test_audit_ignores_sentence_initial_and_common_words():
