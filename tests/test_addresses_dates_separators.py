@@ -1,6 +1,7 @@
 """Separators of any script, postcodes and P.O. boxes, dates without a year, references, '+' phones, uncased names in the audit."""
 from __future__ import annotations
 
+import random
 import sys
 import unicodedata
 
@@ -8,7 +9,7 @@ import pytest
 
 from larvatus.transforms import separators
 from larvatus.transforms.audit import audit
-from larvatus.transforms.recognizers import PatternSettings, find_patterns
+from larvatus.transforms.recognizers import PatternSettings, base, find_patterns, postal, references
 from larvatus.transforms.records import Replacement
 
 
@@ -223,3 +224,32 @@ def test_audit_leaves_uncased_text_without_a_title_or_label(text):
     replacements = [Replacement(text.index("[PER]"), text.index("[PER]") + 5, "PER", "[PER]")] \
         if "[PER]" in text else []
     assert not {kind for kind, _ in audited(text, replacements)} & {"uncased_name"}
+
+
+# ----------------------------------------------------------------------------- line hints
+_FRAGMENTS = ["M20 6RT", "EC1A", " 1BB", "IL ", "62704", "-2345", "ZIP ", "PLZ: ", "80331",
+              " München", "1012 AB", " Amsterdam", "P.O. Box ", "Postfach ", "10 02 03", ",",
+              "\n", " ", "no. ", "31/1993", "/426", "plot ", "288/3", "sheet ", "11/15W.2",
+              "sort code ", "60-16-13", "x", "Flurstück ", "1234", "B.P. ", "rue"]
+
+
+@pytest.mark.parametrize("pattern, hint", [
+    (postal._UK_POSTCODE_RE, postal._UK_HINT_RE),
+    (postal._US_ZIP_AFTER_STATE_RE, postal._FIVE_DIGITS_RE),
+    (postal._POSTCODE_CUE_RE, postal._POSTCODE_CUE_HINT_RE),
+    (postal._POSTCODE_TOWN_RE, postal._FOUR_DIGITS_RE),
+    (postal._PO_BOX_RE, postal._PO_BOX_HINT_RE),
+    (references._NUMBER_SLASHED_RE, references._SLASH_HINT_RE),
+    (references._LAND_REFERENCE_RE, references._LAND_HINT_RE),
+    (references._LAND_BARE_RE, references._LAND_HINT_RE),
+], ids=lambda p: getattr(p, "pattern", "")[:20])
+def test_searching_only_hinted_lines_finds_every_candidate(pattern, hint):
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(_FRAGMENTS) for _ in range(rng.randint(1, 10)))
+             for _ in range(3000)]
+    total = 0
+    for text in texts:
+        everywhere = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in base.finditer_on_lines(pattern, hint, text)] == everywhere, text
+        total += len(everywhere)
+    assert total > 0     # the fragments do make candidates

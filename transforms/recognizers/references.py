@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
 from larvatus.transforms.records import EntitySpan
 
 # "60-16-13", "60 16 13", "601613" on the line of "sort code" (before it, or after it in
@@ -22,6 +22,8 @@ _NUMBER_SLASHED_RE = re.compile(
 _LAND_REFERENCE_RE = re.compile(
     rf"(?=[FKLPSfklps])(?<![\w-])(?i:plots?|parcels?|sheets?|lots?|flurst[üu]cke?|parcelles?|"
     rf"kadastra(?:al|le)|folio)(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*{_SLASHED}")
+_SLASH_HINT_RE = re.compile(r"[0-9A-Z]/[0-9A-Z]")
+_LAND_HINT_RE = re.compile(r"(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)")
 _LAND_BARE_RE = re.compile(   # "plot 288", "Flurstück 1234": three or more digits, no slash
     rf"(?=[FKPfkp])(?<![\w-])(?i:plots?|parcels?|flurst[üu]cke?|parcelles?)"
     rf"(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*(?P<code>[0-9]{{3,}}[A-Z]?)(?![\w/])")
@@ -39,8 +41,9 @@ def recognize_references(text: str) -> list[EntitySpan]:
         ws, we = line_window(text, m.start(), m.end(), _SORT_CODE_CUE_BEFORE, 0)
         if _SORT_CODE_CUE.search(text, ws, m.start()):
             spans.append(EntitySpan(m.start(), m.end(), "CODE", SCORE_FORMAT))
-    for pattern in (_NUMBER_SLASHED_RE, _LAND_REFERENCE_RE, _LAND_BARE_RE):
+    for pattern, hint in ((_NUMBER_SLASHED_RE, _SLASH_HINT_RE), (_LAND_REFERENCE_RE, _LAND_HINT_RE),
+                          (_LAND_BARE_RE, _LAND_HINT_RE)):
         spans += [EntitySpan(m.start("code"), m.end("code"), "CODE", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, DIGIT_RE, text)
+                  for m in finditer_on_lines(pattern, hint, text)
                   if sum(ch.isdigit() for ch in m.group("code")) >= 3]
     return spans
