@@ -58,7 +58,8 @@ class Kind:
 
     Attributes:
       label: the span label, upper case (`EMAIL`); selectable with `--redact-labels`.
-      find: (text, settings) -> spans, every span labelled `label`, offsets in code points.
+      find: (text, settings) -> spans, every span labelled `label`, offsets in code points;
+        `text` has its separators folded (`separators.fold_separators`), same length.
       tier: 0-9; where pattern spans overlap, the lower tier wins (then the longer span,
         then the higher score): 0 for checksummed or unambiguous kinds, higher for kinds
         more often found inside others.
