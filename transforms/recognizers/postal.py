@@ -1,6 +1,7 @@
 """Postcodes (UK, US ZIP, German, French, Spanish, Italian, Dutch) and post-office boxes, in context."""
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable
 
@@ -50,6 +51,7 @@ _ADDRESS_CUE = cue_pattern(
     r"residing|resident|lives|living|wohnt|domicilié|domiciliée|str\.|straße|strasse|rue|"
     r"avenue|calle|via|viale|piazza|straat|laan|weg|plein|gracht|postfach|postbus")
 _CUE_BEFORE = 60
+_NEWLINE_RE = re.compile("\n")
 # Hints (`finditer_on_lines`): what each pattern cannot do without, found faster than the
 # patterns' opening lookarounds are tried.
 _UK_HINT_RE = re.compile(r"[0-9][ABD-HJLNP-UW-Z]{2}")
@@ -59,23 +61,23 @@ _POSTCODE_CUE_HINT_RE = re.compile(r"(?i:zip|post|plz|code|c\.?p|cap|c[óo]digo)
 _PO_BOX_HINT_RE = re.compile(r"(?i:box|postfach|postbus|postale|apartado|B\.P\.)")
 
 
-def _town_postcodes(text: str, address_lines: set[int]) -> Iterable[EntitySpan]:
+def _town_postcodes(text: str, addresses: Iterable[EntitySpan]) -> Iterable[EntitySpan]:
     """Continental postcodes followed by a town, where the line reads as an address."""
+    line_starts: list[int] = []
+    address_lines: set[int] = set()
     for m in finditer_on_lines(_POSTCODE_TOWN_RE, _FOUR_DIGITS_RE, text):
         if m.group("town").lower() in _NOT_TOWNS:
             continue
         ws, _ = line_window(text, m.start(), m.end(), _CUE_BEFORE, 0)
         before = text[ws:m.start()].rstrip()
-        line = _line_start(text, m.start())
+        if not line_starts:     # once, and only for a text with a candidate
+            line_starts = [0] + [n.end() for n in _NEWLINE_RE.finditer(text)]
+            address_lines = {bisect.bisect_right(line_starts, a.start) - 1 for a in addresses}
+        line = bisect.bisect_right(line_starts, m.start()) - 1
         if not (before == "" or before.endswith(",") or _ADDRESS_CUE.search(text, ws, m.start())
-                or line in address_lines or _line_start(text, line - 1) in address_lines):
+                or line in address_lines or line - 1 in address_lines):
             continue
         yield EntitySpan(m.start("zip"), m.end("zip"), "ADDRESS", SCORE_FORMAT)
-
-
-def _line_start(text: str, position: int) -> int:
-    """Where the line ("\n"-separated) holding `position` starts; -1 before the text."""
-    return text.rfind("\n", 0, position) + 1 if position >= 0 else -1
 
 
 def recognize_postcodes(text: str, addresses: Iterable[EntitySpan] = ()) -> list[EntitySpan]:
@@ -88,16 +90,15 @@ def recognize_postcodes(text: str, addresses: Iterable[EntitySpan] = ()) -> list
       by a capitalised town, when the line opens with them, they follow a comma, an address
       word ("Anschrift", "rue", "wohnhaft", ...) is shortly before them, or the line or the
       one before holds one of `addresses` (street addresses found already);
-    - P.O. boxes with their number ("P.O. Box 1234", "Postfach 10 02 03", "BP 123").
+    - P.O. boxes with their number ("P.O. Box 1234", "Postfach 10 02 03", "B.P. 123").
     """
-    address_lines = {_line_start(text, a.start) for a in addresses}
     spans = [EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT)
              for m in finditer_on_lines(_UK_POSTCODE_RE, _UK_HINT_RE, text)]
     for pattern, hint in ((_US_ZIP_AFTER_STATE_RE, _FIVE_DIGITS_RE),
                           (_POSTCODE_CUE_RE, _POSTCODE_CUE_HINT_RE)):
         spans += [EntitySpan(m.start("zip"), m.end("zip"), "ADDRESS", SCORE_FORMAT)
                   for m in finditer_on_lines(pattern, hint, text)]
-    spans += _town_postcodes(text, address_lines)
+    spans += _town_postcodes(text, addresses)
     spans += [EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT)
               for m in finditer_on_lines(_PO_BOX_RE, _PO_BOX_HINT_RE, text)]
     return spans
