@@ -177,6 +177,8 @@ def test_ordinary_numbers_and_bare_years_stay(text):
     ("the house on plot 288/3", "288/3"),
     ("sheet 11/15W.2 of the land register", "11/15W.2"),
     ("Flurstück 1234", "1234"),
+    ("Routing number: 021000021", "021000021"),
+    ("ABA 111000025, account 12345678", "111000025"),
 ])
 def test_sort_codes_and_case_and_plot_numbers_are_codes(text, code):
     assert ("CODE", code) in found(text)
@@ -185,6 +187,7 @@ def test_sort_codes_and_case_and_plot_numbers_are_codes(text, code):
 @pytest.mark.parametrize("text", [
     "plot 5 of the story", "sheet 2", "no. 5", "Article 6 § 1", "nos. 3 and 4", "no. 1/2",
     "scores 60-16-13 in the final", "Article 8 § 2, page 12, 3 children, EUR 1,500",
+    "routing 111000026", "population 021000021",
 ])
 def test_ordinary_numbers_are_not_codes(text):
     assert "CODE" not in labels_found(text)
