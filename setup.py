@@ -39,7 +39,7 @@ setup(
     # One installed namespace: the repository's pipeline/ is the `larvatus` package itself,
     # transforms/ and models/ its subpackages. Nothing is installed as a top-level
     # `pipeline`, `transforms` or `models`.
-    packages=["larvatus", "larvatus.transforms", "larvatus.models"],
+    packages=["larvatus", "larvatus.transforms", "larvatus.transforms.recognizers", "larvatus.models"],
     package_dir={"larvatus": "pipeline", "larvatus.transforms": "transforms",
                  "larvatus.models": "models"},
     package_data={"larvatus": ["sample/*.jsonl"], "larvatus.models": ["default/*"]},

@@ -913,6 +913,68 @@ def genre_log(ctx: _Context, b: _Builder) -> None:
             ctx.pick(lines)(user)
 
 
+# Postcodes, P.O. boxes, sort codes, dates without a year or compact, years of birth, case and
+# plot numbers, and digit groups split by Unicode spaces: planted in a closing paragraph drawn
+# from a random stream of its own, so the items before it stay the same for a seed.
+_UK_OUTWARD = ("M20", "EC1A", "SW1A", "B15", "LS6", "G12", "CF10", "NW3", "BS8", "OX2")
+_POSTCODE_LETTERS = "ABDEFGHJLNPQRSTUWXYZ"
+_US_STATE_CODES = ("IL", "NY", "CA", "TX", "MA", "WA", "OR", "CO", "FL", "GA")
+_UNICODE_SPACES = ("\u00a0", "\u2009", "\u202f")
+
+
+def _postcode(rng: random.Random, locale: str) -> tuple[str, str]:
+    if locale == "en_GB":
+        return (f"{rng.choice(_UK_OUTWARD)} {rng.randint(0, 9)}"
+                f"{rng.choice(_POSTCODE_LETTERS)}{rng.choice(_POSTCODE_LETTERS)}", "postcode_uk")
+    if locale == "en_US":
+        zip_code = f"{rng.randint(10, 99)}{_digits(rng, 3)}"
+        return (zip_code + (f"-{_digits(rng, 4)}" if rng.random() < 0.3 else ""), "zip")
+    if locale == "nl_NL":
+        return f"{rng.randint(1000, 9999)} {rng.choice('BCDEGHJKLMNPRTVWXZ')}" \
+               f"{rng.choice('BCDEGHJKLMNPRTVWXZ')}", "postcode_nl"
+    return f"{rng.randint(1, 95):02d}{_digits(rng, 3)}", f"postcode_{locale[:2]}"
+
+
+def _extra_formats(rng: random.Random, locale: str, genre: str, b: _Builder) -> None:
+    """A closing paragraph with the formats above (nothing for chat and log documents)."""
+    if genre in ("chat", "log"):
+        return
+    city = rng.choice(_REAL_CITIES[locale])
+    postcode, fmt = _postcode(rng, locale)
+    if rng.random() < 0.25:
+        place = [("LOC", f"P.O. Box {rng.randint(10, 9999)}", "po_box")]
+    else:
+        place = [("LOC", f"{rng.randint(1, 240)} {rng.choice(('Station', 'Church', 'Mill'))} Road",
+                  "street")]
+    if locale == "en_US":
+        b.add("\nPostal address: ", *place, ", ", ("LOC", city), ", ",
+              rng.choice(_US_STATE_CODES), " ", ("LOC", postcode, fmt), ".\n")
+    elif locale == "en_GB":
+        b.add("\nPostal address: ", *place, ", ", ("LOC", city), " ", ("LOC", postcode, fmt), ".\n")
+    else:
+        b.add("\nPostal address: ", *place, ", ", ("LOC", postcode, fmt), " ", ("LOC", city), ".\n")
+    day = _date(rng, 1990, 2024)
+    b.add("Next appointment: ", ("DATE", f"{day.day} {_MONTHS[day.month - 1]}", "d_month"), ".\n")
+    if genre in ("email", "hr"):
+        sort_code = "-".join(_digits(rng, 2) for _ in range(3))
+        b.add("Sort code ", ("CODE", sort_code, "sort_code"), ", card ending ")
+        number = Faker("en_US")
+        number.seed_instance(rng.getrandbits(63))
+        card = number.credit_card_number(card_type="visa16")
+        b.add(("CARD", group(card, 4, rng.choice(_UNICODE_SPACES)), "unicode_spaced"), ".\n")
+    elif genre == "medical":
+        born = _date(rng, 1930, 2005)
+        b.add("DOB (compact): ", ("DATE", born.strftime("%Y%m%d"), "compact"), "\n")
+    elif genre == "court":
+        first = rng.randint(1975, 2005)
+        b.add("The applicant was born in ", ("DATE", str(rng.randint(1925, 1990)), "birth_year"),
+              " and lived there between ", ("NEUTRAL", str(first)), " and ",
+              ("NEUTRAL", str(first + rng.randint(1, 9))), "; the land is plot ",
+              ("CODE", f"{rng.randint(10, 999)}/{rng.randint(1, 30)}", "plot"), " (case no. ",
+              ("CODE", f"{rng.randint(1, 99)}/{rng.randint(1990, 2020)}/{_digits(rng, 3)}/"
+                       f"{_digits(rng, 3)}", "case_no"), ").\n")
+
+
 GENRE_MAKERS: Mapping[str, Callable[[_Context, _Builder], None]] = {
     "email": genre_email, "chat": genre_chat, "medical": genre_medical, "court": genre_court,
     "hr": genre_hr, "cv": genre_cv, "log": genre_log,
@@ -927,6 +989,8 @@ def make_document(split_seed: int, index: int, prefix: str = "doc") -> Document:
     ctx = _Context(rng, locale)
     builder = _Builder()
     GENRE_MAKERS[genre](ctx, builder)
+    _extra_formats(random.Random(f"larvatus-privacy-extra:{split_seed}:{index}"), locale, genre,
+                   builder)
     return Document(f"{prefix}-{index:04d}-{genre}", genre, locale, builder.text(),
                     tuple(builder.gold), tuple(builder.neutral))
 

@@ -18,7 +18,7 @@ from larvatus.transforms import stages
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.encode import EncodeSettings
 from larvatus.transforms.mlout import MlSettings
-from larvatus.transforms.patterns import PatternSettings
+from larvatus.transforms.recognizers import PatternSettings
 from larvatus.transforms.progress import progress_file
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.redact import RedactionPolicy

@@ -13,7 +13,7 @@ from larvatus.transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, Embe
 from larvatus.transforms.realign import AGGREGATIONS
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.read import DEFAULT_MAX_CHARS
-from larvatus.transforms.patterns import DEFAULT_PHONE_REGIONS, PATTERN_LABELS
+from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS, pattern_labels
 from larvatus.transforms.redact import (
     MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
 )
@@ -83,7 +83,7 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
                            default=DEFAULT_LABELS_WORD,
                            help="What to replace, comma-separated: entity types of the model "
-                                f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(PATTERN_LABELS)}); "
+                                f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(pattern_labels())}); "
                                 "'default' = PER,LOC,ORG and every pattern label, DATE included; "
                                 "'all' = every model type and pattern label; '-LABEL' removes one "
                                 "(e.g. 'default,-DATE' keeps dates); 'none' turns redaction off "
@@ -263,7 +263,7 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
             "unredacted output on purpose")
     model_types = tuple(model_types)
     defaults = [t for t in DEFAULT_MODEL_TYPES if t in model_types] or list(model_types)
-    known = set(model_types) | set(PATTERN_LABELS)
+    known = set(model_types) | set(pattern_labels())
     chosen: set[str] = set()
     for item in items:
         word = item.lower()
@@ -272,7 +272,7 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
                 raise OptionsError("--redact-labels none cannot be combined with other labels")
             return frozenset()
         if word == DEFAULT_LABELS_WORD:
-            chosen |= set(defaults) | set(PATTERN_LABELS)
+            chosen |= set(defaults) | set(pattern_labels())
         elif word == ALL_LABELS_WORD:
             chosen |= known
         elif item.startswith("-"):
@@ -286,7 +286,7 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
         else:
             raise OptionsError(
                 f"--redact-labels names {item!r}, which is neither a type the model predicts "
-                f"({', '.join(model_types)}) nor a pattern label ({', '.join(PATTERN_LABELS)})")
+                f"({', '.join(model_types)}) nor a pattern label ({', '.join(pattern_labels())})")
     if not chosen:
         raise OptionsError(f"--redact-labels {value!r} leaves nothing to redact; say 'none' "
                            "if that is what you want")

@@ -34,7 +34,7 @@ from larvatus.transforms.encode import default_overlap
 from larvatus.transforms.mlout import (
     EmbeddingSettings, MlSettings, placeholder_token, tokenizer_with_placeholders,
 )
-from larvatus.transforms.patterns import PATTERN_LABELS, PatternSettings
+from larvatus.transforms.recognizers import PatternSettings, pattern_labels
 from larvatus.transforms.read import input_base
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.redact import RedactionPolicy
@@ -104,7 +104,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     except ValueError as error:
         raise _option_error("--redact-threshold", error) from error
     try:
-        patterns = PatternSettings(labels=labels & set(PATTERN_LABELS),
+        patterns = PatternSettings(labels=labels & set(pattern_labels()),
                                    phone_regions=tuple(_split_labels(options.phone_regions)))
     except ValueError as error:
         raise _option_error("--phone-regions", error) from error
@@ -138,7 +138,7 @@ def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
     placeholders = ()
     if options.emit_token_ids:
         _, ids = tokenizer_with_placeholders(
-            spec.load_tokenizer(), [*spec.scheme.entity_types, *PATTERN_LABELS])
+            spec.load_tokenizer(), [*spec.scheme.entity_types, *pattern_labels()])
         placeholders = tuple(sorted(ids.items()))
     embeddings = None
     if options.emit_embeddings:

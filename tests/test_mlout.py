@@ -203,3 +203,17 @@ def test_entity_vectors_average_the_pieces_of_the_words_they_touch(tokenizer):
                      if s <= text.index("jo@") < e)
     np.testing.assert_allclose(got[1], vectors[words == mail_word].mean(axis=0))
     assert got[2] is None
+
+
+def test_registering_a_pattern_label_keeps_the_placeholder_ids_of_the_others(tokenizer):
+    from larvatus.transforms.recognizers import Kind, pattern_labels, register, unregister
+
+    labels = ["PER", "LOC", "ORG", "MISC", *pattern_labels()]
+    _, before = mlout.tokenizer_with_placeholders(tokenizer, labels)
+    register(Kind("AAA_KIND", lambda text, settings: [], 2, "nothing"))
+    try:
+        _, after = mlout.tokenizer_with_placeholders(tokenizer, [*labels, "AAA_KIND"])
+    finally:
+        unregister("AAA_KIND")
+    assert {label: after[label] for label in before} == before
+    assert after["AAA_KIND"] == max(after.values())

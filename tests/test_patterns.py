@@ -1,4 +1,4 @@
-"""Unit tests for transforms/patterns.py: recognizers, their negatives, overlaps, merging, speed."""
+"""Unit tests for the pattern recognizers: each kind, its negatives, overlaps, merging, speed."""
 from __future__ import annotations
 
 import pickle
@@ -7,10 +7,11 @@ import time
 
 import pytest
 
-from larvatus.transforms import names, patterns
-from larvatus.transforms.patterns import (
-    DEFAULT_PHONE_REGIONS, LINE_BREAKS, PATTERN_LABELS, RECOGNIZERS, SCORE_CHECKSUM, SCORE_FORMAT,
-    SCORE_VALIDATED, PatternSettings, find_patterns, merge_spans, recognize)
+from larvatus.transforms import names, recognizers
+from larvatus.transforms.recognizers import (
+    DEFAULT_PHONE_REGIONS, LINE_BREAKS, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED, Kind,
+    PatternSettings, addresses, base, contact, dates, find_patterns, identifiers, merge_spans,
+    pattern_labels, recognize)
 from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 
 
@@ -30,14 +31,13 @@ def span_of(text, surface, label, score=0.9):
 
 # ----------------------------------------------------------------------------- registry, settings
 
-def test_registry_covers_every_label():
-    assert set(RECOGNIZERS) == set(PATTERN_LABELS)
-    assert len(PATTERN_LABELS) == len(set(PATTERN_LABELS))
+def test_registry_labels_are_unique():
+    assert len(pattern_labels()) == len(set(pattern_labels()))
 
 
 def test_default_settings():
     settings = PatternSettings()
-    assert settings.labels == frozenset(PATTERN_LABELS)
+    assert settings.labels == frozenset(pattern_labels())
     assert settings.phone_regions == DEFAULT_PHONE_REGIONS
 
 
@@ -69,7 +69,7 @@ def test_each_recognizer_reports_its_own_label():
     text = ("jane@example.com +44 20 7946 0958 4111 1111 1111 1111 GB82 WEST 1234 5698 7654 32 "
             "10.0.0.1 https://example.com/x 12/08/1956 NHS 943 476 5919 @jdoe case no. 12345 "
                 "12 High Street")
-    for label, recognizer in RECOGNIZERS.items():
+    for label, recognizer in ((k.label, k.find) for k in recognizers.kinds()):
         spans = recognizer(text, PatternSettings())
         assert spans, label
         assert {s.label for s in spans} == {label}
@@ -164,7 +164,7 @@ def test_phone_regions():
 
 
 def test_phone_found_once_across_regions():
-    spans = RECOGNIZERS["PHONE"]("x +44 20 7946 0958 y", PatternSettings())
+    spans = recognizers.kind("PHONE").find("x +44 20 7946 0958 y", PatternSettings())
     assert [(s.start, s.end) for s in spans] == [(2, 18)]
 
 
@@ -349,7 +349,7 @@ def test_iso_date_with_time():
 
 @pytest.mark.parametrize("text", [
     "31/02/2020", "29/02/2021", "13/13/2020", "2020-02-30", "30 February 2020", "February 30, 2020",
-    "in 1956", "at 10:30", "at 10:30:15", "you may 2020", "on 12 August", "version 1.4.2",
+    "in 1956", "at 10:30", "at 10:30:15", "you may 2020", "on 12 august", "version 1.4.2",
     "ratio 12/08", "12/08/1956/3", "x12/08/1956",
 ])
 def test_not_a_date(text):
@@ -380,6 +380,10 @@ def test_not_a_date(text):
     ("NN 85.07.30-033.28", "85.07.30-033.28"),
     ("123456782 (BSN)", "123456782"),                             # cue after the number
     ("Tax identification number: 62 436 790 152", "62 436 790 152"),
+    ("Passport number: 123456789", "123456789"),
+    ("pasaporte AAA123456", "AAA123456"),
+    ("Reisepass-Nr. A1234567 ausgestellt", "A1234567"),
+    ("YA1234567 (passaporto)", "YA1234567"),
 ])
 def test_id(text, identifier):
     assert found(text) == {("ID", identifier)}
@@ -398,6 +402,8 @@ def test_id(text, identifier):
     "GB 12 34 56 C, QQ123456C, AB123456E",               # not allocated NINO prefixes/suffix
     "DNI 12345678A",                                     # wrong control letter
     "RCCMNL83S18D969A",                                  # wrong control letter
+    "Order 123456789 shipped",                           # passport shape, no cue
+    "passport photo 12345",                              # too short for a passport number
 ])
 def test_not_an_id(text):
     assert "ID" not in labels_found(text)
@@ -550,9 +556,11 @@ def test_spans_respect_word_boundaries():
 # ----------------------------------------------------------------------------- overlaps
 
 def _fake_recognizers(monkeypatch, spans_by_label):
-    fakes = {label: (lambda text, settings, spans=tuple(spans): list(spans))
-             for label, spans in spans_by_label.items()}
-    monkeypatch.setattr(patterns, "RECOGNIZERS", {**RECOGNIZERS, **fakes})
+    for label, spans in spans_by_label.items():
+        real = recognizers.kind(label)
+        fake = Kind(label, lambda text, settings, spans=tuple(spans): list(spans), real.tier,
+                    real.matches)
+        monkeypatch.setitem(recognizers.registry._KINDS, label, fake)
     return PatternSettings(labels=frozenset(spans_by_label))
 
 
@@ -803,8 +811,8 @@ def test_compound_addresses_are_searched_only_where_they_can_be_yet_found_as_eve
              for _ in range(5000)]
     found = 0
     for text in texts:
-        everywhere = [m.span() for m in patterns._ADDRESS_COMPOUND_RE.finditer(text)]
-        assert [m.span() for m in patterns._compound_address_matches(text)] == everywhere, text
+        everywhere = [m.span() for m in addresses._ADDRESS_COMPOUND_RE.finditer(text)]
+        assert [m.span() for m in addresses._compound_address_matches(text)] == everywhere, text
         found += len(everywhere)
     assert found > 2000   # the fragments do make addresses
 
@@ -819,52 +827,51 @@ _FIRM_FRAGMENTS = ["Nordic Freight", " A/S", " GmbH", " & Co. KG", ", Inc.", " B
                    " S.à r.l.", " sp. z o.o.", " Ltd", " limited", " SE", " se", "Müller", "van",
                    ",", "LÖWER PRUSCHKE", " E.G.", "Sri Lanka", " and Sons", " BV", "Bergen",
                    " plc", "inc"]
-P = patterns
 
 
 @pytest.mark.parametrize("pattern, hint, fragments, least", [
-    pytest.param(P._URL_RE, P._URL_HINT_RE,
+    pytest.param(contact._URL_RE, contact._URL_HINT_RE,
                  ["https://x.io/a?b=1", "www.example.com", "WwW.Example.org",
                   "example.com/jobs/12", "config.py/x", "ftp://f", "(see www.a.de)",
                   "mail.example.co.uk:8080/", "http://"], 2500, id="url"),
-    pytest.param(P._EMAIL_RE, P._AT_RE,
+    pytest.param(contact._EMAIL_RE, contact._AT_RE,
                  ["jane.doe+news@mail.example.co.uk", "a@b", "x@y.io", "@home", "user@", ".com",
                   "né@é.fr"], 2000, id="email"),
-    pytest.param(P._IPV4_RE, P._IPV4_HINT_RE,
+    pytest.param(contact._IPV4_RE, contact._IPV4_HINT_RE,
                  ["192.168.0.1", "1.2.3.4.5", "v1.2.3.4", "10.0.0", "255.255.255.255", "3.14"],
                  600, id="ipv4"),
-    pytest.param(P._IPV6_RE, P._IPV6_HINT_RE,
+    pytest.param(contact._IPV6_RE, contact._IPV6_HINT_RE,
                  ["fe80::1", "2001:db8::ff00:42:8329", "::", "Face::Add", "::ffff:192.0.2.1",
                   "a:b:c", "[1::2]"], 3000, id="ipv6"),
-    pytest.param(P._MENTION_RE, P._AT_RE,
+    pytest.param(contact._MENTION_RE, contact._AT_RE,
                  ["@jsmith", "@dataclass(", "a@b.c", "@@x", "@_x1", "(@Ann_B)"], 1800,
                  id="mention"),
-    *[pytest.param(pattern, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, least, id=f"date-written-{i}")
-      for i, (pattern, least) in enumerate(zip(P._DATE_WRITTEN_RES, (250, 250, 600)))],
-    pytest.param(P._DATE_DMY_RE, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 100, id="date-dmy"),
-    pytest.param(P._DATE_YMD_RE, P._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 140, id="date-ymd"),
-    pytest.param(P._DATE_SHORT_RE, P._SHORT_DATE_HINT_RE, _DATE_FRAGMENTS, 300, id="date-short"),
-    pytest.param(P._CODE_RE, P._DIGIT_RE,
+    *[pytest.param(pattern, dates._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, least, id=f"date-written-{i}")
+      for i, (pattern, least) in enumerate(zip(dates._DATE_WRITTEN_RES, (250, 250, 600)))],
+    pytest.param(dates._DATE_DMY_RE, dates._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 100, id="date-dmy"),
+    pytest.param(dates._DATE_YMD_RE, dates._FULL_YEAR_HINT_RE, _DATE_FRAGMENTS, 140, id="date-ymd"),
+    pytest.param(dates._DATE_SHORT_RE, dates._SHORT_DATE_HINT_RE, _DATE_FRAGMENTS, 300, id="date-short"),
+    pytest.param(identifiers._CODE_RE, base.DIGIT_RE,
                  ["case", "Case No.", "file #", "ref:", "invoice", "A-", "202201873", "B4", "12",
                   "x9", "order 66", "patient MRN", "acct. 4417-22"], 1500, id="code"),
-    pytest.param(P._ADDRESS_EN_RE, P._DIGIT_RE,
+    pytest.param(addresses._ADDRESS_EN_RE, base.DIGIT_RE,
                  ["431", "Zachary", "Falls", "Suite 621", "Flat 34,", "Deborah Island", "Road",
                   "St.", "12b", "10 minute walk", "Apt 5"], 300, id="address-en"),
-    pytest.param(P._ADDRESS_PREFIXED_RE, P._DIGIT_RE,
+    pytest.param(addresses._ADDRESS_PREFIXED_RE, base.DIGIT_RE,
                  ["75,", "chemin de Joseph", "12 rue Bouvet", "rue", "via Roma", "calle", "3",
                   "de la"], 300, id="address-prefixed"),
-    pytest.param(P._CHAT_ANGLE_RE, P._LESS_THAN_RE,
+    pytest.param(contact._CHAT_ANGLE_RE, contact._LESS_THAN_RE,
                  ["<jsmith> ", "\n<@op> ", "[12:03] <ann> ", "<b>", "hi", "<", ">", "jsmith"],
                  300, id="chat-angle"),
-    pytest.param(P._CHAT_STAMPED_RE, P._CLOCK_RE,
+    pytest.param(contact._CHAT_STAMPED_RE, contact._CLOCK_RE,
                  ["\n[12:03] jsmith: ", "\n2024-01-02 10:30 ann: ", "jsmith:", "pm", "@nick:",
                   "12:03", "\n[9:15 PM] @op: ", "nick"], 300, id="chat-stamped"),
-    pytest.param(P._CHAT_BARE_RE, P._COLON_RE,
+    pytest.param(contact._CHAT_BARE_RE, contact._COLON_RE,
                  ["\njsmith42: ", "col1:", "Note:", "\na_b: ", "x", "42"], 600, id="chat-bare"),
-    pytest.param(P._LOGIN_RE, P._KEY_VALUE_RE,
+    pytest.param(contact._LOGIN_RE, contact._KEY_VALUE_RE,
                  ["user=", "username:", "login_name=", "\"jsmith\"", "jsmith", "nick:", "'x'",
                   "="], 1500, id="login"),
-    pytest.param(P._SSHD_RE, P._FROM_RE,
+    pytest.param(contact._SSHD_RE, contact._FROM_RE,
                  ["Invalid user jsmith from ", "Failed password for root from", "jsmith",
                   " from", "FROM", "publickey for ann FROM ", "invalid user", "illegal user"],
                  300, id="sshd"),
@@ -881,7 +888,7 @@ def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere
     for _ in range(4000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 14)))
         everywhere = [m.span() for m in pattern.finditer(text)]
-        assert [m.span() for m in patterns.finditer_on_lines(pattern, hint, text)] \
+        assert [m.span() for m in base.finditer_on_lines(pattern, hint, text)] \
             == everywhere, text
         found += len(everywhere)
     assert found > least, found   # the fragments do make matches
@@ -890,12 +897,12 @@ def test_patterns_searched_only_on_lines_with_their_hint_are_found_as_everywhere
 _ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "12345678Z",
                  "X1234567L", "123456782", "1234.56.782", "2 95 10 99 126 111 93", "44051401359",
                  "36 574 261 809", "6433435F", "85.07.30-033.28", "12", "345", "6789", "X",
-                 "Z", "-", "C", "AB", "RCCMNL83S18D969H"]
+                 "Z", "-", "C", "AB", "RCCMNL83S18D969H", "AAA123456", "A1234567"]
 
 
-@pytest.mark.parametrize("index", [i for i, kind in enumerate(patterns._ID_KINDS) if kind.hinted])
+@pytest.mark.parametrize("index", [i for i, kind in enumerate(identifiers.ID_SCHEMES) if kind.hinted])
 def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
-    kind = patterns._ID_KINDS[index]
+    kind = identifiers.ID_SCHEMES[index]
     rng = random.Random(17 + index)
     pool = _ID_FRAGMENTS + _LINE_FRAGMENTS
     found = 0

@@ -83,7 +83,7 @@ def test_structured_values_are_valid(dev, test_split):
     ibans = [g for g in golds if g.kind == "IBAN"]
     assert cards and ibans
     for card in cards:
-        assert luhn.is_valid(re.sub(r"[ -]", "", card.value)), card
+        assert luhn.is_valid(re.sub(r"[\s-]", "", card.value)), card
     for iban in ibans:
         assert stdnum_iban.is_valid(iban.value), iban
     assert {i.fmt for i in ibans} == {"compact", "spaced"}
@@ -244,3 +244,21 @@ def test_cli_parses_passthrough_arguments():
     assert privacy.parse_args([]).split == "test"
     with pytest.raises(SystemExit):
         privacy.parse_args(["--no-larvatus", "--no-presidio"])
+
+
+def test_closing_paragraph_plants_postcodes_sort_codes_and_dates_without_year(dev, test_split):
+    fmts = {g.fmt for d in dev + test_split for g in d.gold}
+    assert {"postcode_uk", "zip", "postcode_de", "postcode_nl", "po_box", "d_month", "compact",
+            "birth_year", "sort_code", "plot", "case_no", "unicode_spaced"} <= fmts
+    spaced = [g.value for d in dev + test_split for g in d.gold if g.fmt == "unicode_spaced"]
+    assert all(re.search("[\u00a0\u2009\u202f]", value) for value in spaced)
+
+
+def test_closing_paragraph_leaves_the_items_before_it_alone(monkeypatch):
+    seed = pc.SPLIT_SEEDS["test"]
+    with_paragraph = [pc.make_document(seed, i) for i in range(7)]
+    monkeypatch.setattr(pc, "_extra_formats", lambda *args: None)
+    for i, document in enumerate(with_paragraph):
+        without = pc.make_document(seed, i)
+        assert document.text.startswith(without.text)
+        assert document.gold[:len(without.gold)] == without.gold

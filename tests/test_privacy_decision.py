@@ -9,7 +9,7 @@ from larvatus.options import OptionsError, resolve_redact_labels
 from larvatus.run import run
 from larvatus.transforms.audit import audit
 from larvatus.transforms.labels import read_scheme
-from larvatus.transforms.patterns import PATTERN_LABELS
+from larvatus.transforms.recognizers import pattern_labels
 from larvatus.transforms.realign import RedactionDecision, decide_redaction, realign
 from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, Replacement, SegmentedDocument, Window
 from larvatus.transforms.redact import RedactionPolicy, redact
@@ -88,7 +88,7 @@ def test_threshold_bounds(threshold):
 
 def test_default_is_names_places_organisations_and_every_pattern_label():
     assert resolve_redact_labels("default", MODEL_TYPES) == frozenset(
-        {"PER", "LOC", "ORG", *PATTERN_LABELS})
+        {"PER", "LOC", "ORG", *pattern_labels()})
 
 
 def test_all_adds_misc_and_minus_removes():
@@ -124,7 +124,8 @@ def test_audit_finds_leftovers_by_offset_and_skips_placeholders():
     found = {(f.kind, text[f.start:f.end]) for f in result.findings}
     assert found == {("capitalized", "Smith"), ("digits", "020 7946 0958"),
                      ("email", "a.b@x.org"), ("handle", "@jdoe")}
-    assert result.counts == {"capitalized": 1, "digits": 1, "email": 1, "handle": 1}
+    assert result.counts == {"capitalized": 1, "digits": 1, "email": 1, "handle": 1,
+                             "uncased_name": 0}
 
 
 def test_audit_ignores_sentence_initial_and_common_words():
@@ -170,7 +171,7 @@ def test_every_pattern_label_is_redacted_through_the_pipeline(rigged_model_dir, 
         assert f"[{label}]" in row["redacted_text"], label
     labels = {e["label"] for e in row["entities"] if e["redacted"]}
     assert set(PLANTED) <= labels
-    assert summary["options"]["redact_labels"] == sorted({"PER", "LOC", "ORG", *PATTERN_LABELS})
+    assert summary["options"]["redact_labels"] == sorted({"PER", "LOC", "ORG", *pattern_labels()})
     assert "findings_by_kind" in summary["audit"]
 
 
@@ -187,7 +188,7 @@ def test_dates_can_be_kept(rigged_model_dir, tmp_path):
 def test_a_pattern_span_beats_the_model_and_no_model_span_crosses_a_line():
     text = "Nordic Freight A/S\nVesterbrogade"
     segmented = SegmentedDocument(Document("d", text, "s"), (0, 7, 15, 19), (6, 14, 18, 32))
-    from larvatus.transforms.patterns import merge_spans
+    from larvatus.transforms.recognizers import merge_spans
 
     model = (EntitySpan(0, 32, "ORG", 0.9),)
     merged = merge_spans(model, (), text)

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from larvatus.transforms.records import Audit, AuditFinding, AuditKind, Replacement
+from larvatus.transforms.separators import fold_separators
 
 
 _WORD = re.compile(r"[^\W\d_][\w'’\-.]*", re.UNICODE)
-_DIGITS = re.compile(r"(?<![\w])\d(?:[ \-./]?\d){4,}(?![\w])")
+# Five or more digits joined by at most one space, dash, dot or slash, or a spaced dash,
+# matched on the text with its separators folded (U+00A0, U+202F, en dash, ... count too).
+_DIGITS = re.compile(r"(?<![\w])\d(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
 _EMAIL = re.compile(r"(?<![\w.+\-])[\w.+\-]+@\w[\w\-]*(?:\.\w[\w\-]*)*")
 _HANDLE = re.compile(r"(?<![\w@])@\w+(?:[.\-]\w+)*")
 _SENTENCE_OPENERS = set('.!?:;"“”‘«»()[]{}-–—•*>#|')
@@ -41,7 +44,9 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
 
     Placeholders (the `replacements`) are skipped. Heuristic on purpose: it
     over-reports (a capitalised "Court" mid-sentence counts) so that a reviewer
-    looks at the documents with the most findings first.
+    looks at the documents with the most findings first. Digit runs are read with their
+    separators folded ("4111\u00a01111\u00a01111\u00a01111" is one run); names in scripts
+    without letter case are flagged next to a title or form label (`uncased_names`).
     """
     taken = bytearray(len(redacted_text))   # 1 where a placeholder or a finding already is
     for replacement in replacements:
@@ -51,9 +56,10 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
         return taken.find(1, start, end) == -1
 
     findings: list[AuditFinding] = []
+    folded = fold_separators(redacted_text)    # one character for one: the same offsets
     for kind, pattern in ((AuditKind.EMAIL, _EMAIL), (AuditKind.HANDLE, _HANDLE),
                           (AuditKind.DIGITS, _DIGITS)):
-        for match in pattern.finditer(redacted_text):
+        for match in pattern.finditer(folded):
             start, end = match.span()
             if free(start, end):
                 findings.append(AuditFinding(start, end, kind.value))
@@ -71,4 +77,61 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
             continue
         if free(start, end):
             findings.append(AuditFinding(start, end, AuditKind.CAPITALIZED.value))
+    for start, end in uncased_names(redacted_text):
+        if free(start, end):
+            findings.append(AuditFinding(start, end, AuditKind.UNCASED_NAME.value))
+            taken[start:end] = b"\x01" * (end - start)
     return Audit(tuple(sorted(findings, key=lambda f: (f.start, f.end))))
+
+
+# ------------------------------------------------------------------ scripts without case
+
+# Letters of scripts without letter case (Hebrew, Arabic and Persian, the Indic scripts,
+# Thai, Hangul, Ethiopic, kana, CJK ideographs), their punctuation excepted.
+_UNCASED_RANGES = ("\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\u0900-\u0dff"
+                   "\u0e00-\u0e7f\u1100-\u11ff\u1200-\u137f\u3041-\u30ff\u3131-\u318e"
+                   "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufb1d-\ufdff"
+                   "\ufe70-\ufefc")
+_UNCASED_PUNCTUATION = ("\u05be\u05c0\u05c3\u05c6\u05f3\u05f4\u060c\u060d\u061b\u061e\u061f"
+                        "\u066a-\u066d\u06d4\u06dd\u06de\u06e9\u0964\u0965\u0970\u0e3f\u0e4f"
+                        "\u0e5a\u0e5b\u1360-\u1368\u30fb\ufd3e\ufd3f")
+_UNCASED = f"(?:(?![{_UNCASED_PUNCTUATION}])[{_UNCASED_RANGES}])"
+# Titles and form labels written before a name: English ("Name:", "Mr", "Dr."), Arabic
+# (السيد Mr, السيدة Mrs, الدكتور Dr, الاسم name, عزيزي dear), Persian (آقای, خانم, نام),
+# Hebrew (מר, גברת, שם), Hindi (श्री, श्रीमती, नाम), Chinese (姓名, 名字), Japanese (氏名,
+# 名前) and Korean (이름, 성명).
+_LABEL_BEFORE = re.compile(
+    r"(?:(?<![\w])(?i:(?:full |first |last |given |family )?name|surname|patient|client|"
+    r"customer|applicant|employee|witness|contact|signed|from|to|author)[ \t]*[:：]"
+    r"|(?<![\w])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Dear)\.?"
+    r"|(?<!" + _UNCASED + r")(?:السيد|السيدة|الدكتور|الدكتورة|الأستاذ|الأستاذة|الشيخ|عزيزي|"
+    r"عزيزتي|الاسم|اسم|آقای|خانم|نام|מר|גברת|שם|श्री|श्रीमती|नाम|姓名|名字|氏名|名前|이름|성명)"
+    r"[ \t]*[:：.]?)[ \t]*(?P<run>" + _UNCASED + r"+(?:[ \u200c]" + _UNCASED + r"+){0,2})")
+# Titles written after a name: Chinese (先生 Mr, 女士 Ms, 小姐 Miss), Japanese (様, さん,
+# 殿, 君) and Korean (씨, 님); the name is the (up to three) letters before the title.
+_TITLE_AFTER = re.compile(r"先生|女士|小姐|様|さん|殿|씨|님")
+_UNCASED_LETTER = re.compile(_UNCASED)
+_NAME_BEFORE_TITLE = 3
+
+
+def uncased_names(text: str) -> Iterable[tuple[int, int]]:
+    """[start, end) of runs of letters of a script without letter case (Arabic, Hebrew,
+    Indic, CJK, Hangul, ...) right after a title or form label ("Name: محمد", "السيد محمد
+    علي", "姓名：王小明") or right before a title written after the name ("王小明先生",
+    "田中様", "김민수 씨"): up to three words after, up to three letters before."""
+    position = 0     # searched line by line, only on the lines holding such a letter
+    while (letter := _UNCASED_LETTER.search(text, position)) is not None:
+        line_start = text.rfind("\n", 0, letter.start()) + 1
+        line_end = text.find("\n", letter.end())
+        line_end = len(text) if line_end < 0 else line_end
+        for m in _LABEL_BEFORE.finditer(text, line_start, line_end):
+            yield m.start("run"), m.end("run")
+        position = line_end
+    for m in _TITLE_AFTER.finditer(text):
+        end = m.start() - (1 if m.start() and text[m.start() - 1] == " " else 0)
+        start = end
+        while start > 0 and end - start < _NAME_BEFORE_TITLE \
+                and _UNCASED_LETTER.match(text, start - 1):
+            start -= 1
+        if start < end:
+            yield start, end

@@ -7,6 +7,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from larvatus.transforms.recognizers import placeholder_order
 from larvatus.transforms.records import (
     AnnotatedDocument, DocumentPieces, EncodedDocument, EntitySpan, MlOutputs, SegmentedDocument,
     Vocabulary,
@@ -78,8 +79,9 @@ def placeholder_token(label: str) -> str:
 def tokenizer_with_placeholders(tokenizer, labels: Sequence[str]):
     """A copy of `tokenizer` with one special token per label, and their ids.
 
-    Labels are sorted first, so the same label set always gets the same ids; a
-    token the vocabulary already holds keeps its id.
+    Labels are added in `placeholder_order`, so the same label set always gets the same
+    ids and registering a pattern label never moves the others' ids; a token the vocabulary
+    already holds keeps its id.
 
     Returns:
       (the new `tokenizers.Tokenizer`, {label: token id}).
@@ -87,7 +89,7 @@ def tokenizer_with_placeholders(tokenizer, labels: Sequence[str]):
     from tokenizers import AddedToken, Tokenizer
 
     extended = Tokenizer.from_str(tokenizer.to_str())
-    labels = sorted(set(labels))
+    labels = placeholder_order(labels)
     extended.add_special_tokens([
         AddedToken(placeholder_token(label), special=True, normalized=False, single_word=False)
         for label in labels])

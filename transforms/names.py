@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from larvatus.transforms.audit import common_words
-from larvatus.transforms.patterns import finditer_on_lines
+from larvatus.transforms.recognizers import finditer_on_lines
 from larvatus.transforms.records import EntitySpan
 
 # The model's entity types; only redacted spans of these types are extended or joined.

@@ -171,6 +171,7 @@ class AuditKind(Vocabulary):
     DIGITS = "digits"             # a run of 5 or more digits (separators allowed)
     EMAIL = "email"               # something@something
     HANDLE = "handle"             # @name
+    UNCASED_NAME = "uncased_name"  # letters of a script without case after a title or label
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from apache_beam.metrics import Metrics
 
 from larvatus.transforms import encode as encode_lib
 from larvatus.transforms import mlout as mlout_lib
-from larvatus.transforms import patterns as patterns_lib
+from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import progress as progress_lib
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import segment as segment_lib

@@ -1,0 +1,100 @@
+"""Shared pieces of the pattern recognizers: scores, line-bounded regex helpers, cue words."""
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Callable, Iterable, Optional
+
+from larvatus.transforms.records import EntitySpan
+
+
+# English-speaking corpora first (US/CA share +1, so CA adds nothing to US), then the
+# largest EU languages. National formats ("(212) 555-0143", "020 7946 0958") are only
+# found for these regions; "+44 20 7946 0958" is found whatever the regions.
+DEFAULT_PHONE_REGIONS = ("US", "GB", "IE", "IN", "AU", "DE", "FR", "ES", "IT", "NL")
+
+# Scores: a check digit confirmed the span (Luhn, mod 97, national id keys) ...
+SCORE_CHECKSUM = 1.0
+# ... a library or the calendar confirmed it without a check digit (phone metadata,
+# `ipaddress`, `datetime`, SSN area/group rules) ...
+SCORE_VALIDATED = 0.95
+# ... or only its shape and context did (EMAIL, URL, HANDLE, CODE, UK NINO).
+SCORE_FORMAT = 0.9
+
+# The characters `str.splitlines` breaks at; no span crosses one.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+LB = "\\n\\r\\x0b\\x0c\\x1c-\\x1e\\x85\\u2028\\u2029"
+LINE_BREAK_RE = re.compile(f"[{LB}]")
+H = f"[^\\S{LB}]"                     # horizontal whitespace
+LINE_START = f"(?<![^{LB}])"          # at the text's start or right after a line break
+# Patterns open with a lookahead on their first character so that `re` can skip ahead
+# to the candidates instead of trying every position (ten times faster on long text).
+NUM_START = r"(?=[0-9])(?<![\w+])(?<![0-9][.,/-])"    # not inside a longer token or number
+NUM_END = r"(?!\w)(?![.,/-][0-9])"
+DIGIT_RUN_RE = re.compile(r"[0-9]+")
+
+
+def keep_disjoint(spans: Iterable[EntitySpan],
+                  key: Callable[[EntitySpan], tuple]) -> list[EntitySpan]:
+    """Keeps spans in `key` order, skipping any that overlaps one already kept (n log n)."""
+    starts: list[int] = []
+    kept: list[EntitySpan] = []
+    for span in sorted(spans, key=key):
+        i = bisect.bisect_left(starts, span.start)
+        if i < len(kept) and kept[i].intersects(span):
+            continue
+        if i > 0 and kept[i - 1].intersects(span):
+            continue
+        starts.insert(i, span.start)
+        kept.insert(i, span)
+    return kept
+
+
+def line_window(text: str, start: int, end: int, before: int, after: int) -> tuple[int, int]:
+    """Widens [start, end) by up to `before`/`after` characters without crossing a line break."""
+    head = LINE_BREAK_RE.split(text[max(0, start - before):start])[-1]
+    tail = LINE_BREAK_RE.split(text[end:end + after])[0]
+    return start - len(head), end + len(tail)
+
+
+def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") holding a `hint` match, in order."""
+    lines = []
+    position = 0
+    while (found := hint.search(text, position)) is not None:
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        end = len(text) if end < 0 else end
+        lines.append((start, end))
+        position = end
+    return lines
+
+
+def finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
+                      lines: Optional[list[tuple[int, int]]] = None) -> Iterable[re.Match]:
+    """`pattern.finditer(text)`, searched only on the lines that hold a `hint` match (`lines`,
+    when the caller found them already).
+
+    The same matches in the same order, for a pattern whose matches hold no "\\n" and lie
+    on lines holding a hint match, and which cannot look ahead at a "\\n" (each search ends
+    at its line's end); the hint holds no "\\n" either. A hint that opens with a literal
+    or a character class (not a repeat) lets `re` scan for its first character, about ten
+    times faster than a pattern opening with lookarounds, which is tried at every position.
+    """
+    for start, end in lines_with(hint, text) if lines is None else lines:
+        yield from pattern.finditer(text, start, end)
+
+
+DIGIT_RE = re.compile("[0-9]")   # hint: patterns that need a digit
+
+
+def cue_pattern(words: str) -> re.Pattern:
+    """Any of the `|`-separated cue words (each starting with a letter), whole, in any case."""
+    initials = "".join(sorted({w[0].lower() + w[0].upper() for w in words.split("|")}))
+    return re.compile(rf"(?=[{initials}])(?<![^\W_])(?:{words})(?![^\W_])", re.IGNORECASE)
+
+
+def count_digits(text: str) -> int:
+    """How many characters of `text` are digits."""
+    return sum(ch.isdigit() for ch in text)
+
