@@ -289,7 +289,7 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
     assert multi == ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from larvatus.run import processes_per_machine
+    from larvatus.models.runners import processes_per_machine
 
     # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
     assert processes_per_machine(PipelineOptions(multi)) == 2

@@ -52,6 +52,18 @@ def test_models_do_not_import_the_pipeline(path):
     assert "pipeline" not in _imported_packages(path)
 
 
+RUNNER_OPTIONS = ("StandardOptions", "DirectOptions", "PortableOptions", "DebugOptions")
+
+
+def test_runner_knowledge_lives_in_one_module():
+    """Only larvatus.models.runners reads which runner a job uses and how it starts its workers."""
+    readers = {path.relative_to(ROOT).as_posix()
+               for package in ("transforms", "models", "pipeline")
+               for path in (ROOT / package).glob("*.py")
+               if any(name in path.read_text(encoding="utf-8") for name in RUNNER_OPTIONS)}
+    assert readers == {"models/runners.py"}
+
+
 @pytest.mark.parametrize("package", ["transforms", "models", "pipeline"])
 def test_every_module_has_a_one_line_docstring(package):
     for path in (ROOT / package).glob("*.py"):
