@@ -1,21 +1,19 @@
-"""Benchmark corpora, deterministic for a seed, and how Larvatus counts them.
-
-Kinds (`CorpusSpec.kind`):
-
-- "news": news-like documents of varied, realistic length (mostly 150-450 words, a
-  quarter 450-800, some 800-1,400), runs of paragraphs of pipeline/sample/news.jsonl (else
-  of a built-in generator). 240 documents, seed 0: 140,625 words and 155,654 wordpieces
-  as Larvatus counts them, median 506 words, 135 documents over 512 wordpieces.
-- "long": long documents (5,000-15,000 words each, built the same way), where every
-  document spans dozens of windows.
-- "conll": the CoNLL-2003 validation documents as raw text (tokens joined by spaces,
-  sentences by newlines; `larvatus.models.conll`), the first N or all of them.
-
-"news" and "long" take either a number of documents or a number of words (`words`: whole
-documents until at least that many whitespace-separated words, e.g. a million-word corpus
-over which start-up is amortised). A words corpus begins with the same documents as the
-documents corpus of the same kind and seed.
-"""
+"""Benchmark corpora, deterministic for a seed, and how Larvatus counts them."""
+# Kinds (`CorpusSpec.kind`):
+#
+# - "news": news-like documents of varied, realistic length (mostly 150-450 words, a
+#   quarter 450-800, some 800-1,400), runs of paragraphs of pipeline/sample/news.jsonl (else
+#   of a built-in generator). 240 documents, seed 0: 140,625 words and 155,654 wordpieces
+#   as Larvatus counts them, median 506 words, 135 documents over 512 wordpieces.
+# - "long": long documents (5,000-15,000 words each, built the same way), where every
+#   document spans dozens of windows.
+# - "conll": the CoNLL-2003 validation documents as raw text (tokens joined by spaces,
+#   sentences by newlines; `larvatus.models.conll`), the first N or all of them.
+#
+# "news" and "long" take either a number of documents or a number of words (`words`: whole
+# documents until at least that many whitespace-separated words, e.g. a million-word corpus
+# over which start-up is amortised). A words corpus begins with the same documents as the
+# documents corpus of the same kind and seed.
 from __future__ import annotations
 
 import hashlib

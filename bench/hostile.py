@@ -1,22 +1,20 @@
-"""Hostile sweep: the pipeline on each adversarial input case, one subprocess each; prints case, outcome, time and peak memory.
-
-Every case writes its own input (and, for model faults, a broken copy of the model
-directory) into a scratch folder, runs `python -m larvatus.run` on it as a subprocess
-with the embedded default model on CPU, and checks what came out: the exit code, the
-error message, `_SUMMARY.json`, the annotations and the dead letters. Peak memory is
-the subprocess's own `ru_maxrss` (from `os.wait4`), so cases compare with each other:
-a case that reads a 300 MB file should peak where a small one does. Each run starts from a
-small launcher process, so the driver's own size never shows in a child's peak.
-
-    python bench/hostile.py                   # every case (a few minutes on 2 cores)
-    python bench/hostile.py --quick           # the subset CI runs (tests/test_adversarial_input.py)
-    python bench/hostile.py --cases bang-20000,big-text-file
-    python bench/hostile.py --root ../main    # the same cases against another checkout
-    python bench/hostile.py --json out.json   # keep every figure
-
-Exit status 1 when a case's outcome is not the expected one. The driver imports only
-the standard library and pyarrow (to read the output), never Beam or the model.
-"""
+"""Hostile sweep: the pipeline on each adversarial input case, one subprocess each; prints case, outcome, time and peak memory."""
+# Every case writes its own input (and, for model faults, a broken copy of the model
+# directory) into a scratch folder, runs `python -m larvatus.run` on it as a subprocess
+# with the embedded default model on CPU, and checks what came out: the exit code, the
+# error message, `_SUMMARY.json`, the annotations and the dead letters. Peak memory is
+# the subprocess's own `ru_maxrss` (from `os.wait4`), so cases compare with each other:
+# a case that reads a 300 MB file should peak where a small one does. Each run starts from a
+# small launcher process, so the driver's own size never shows in a child's peak.
+#
+#     python bench/hostile.py                   # every case (a few minutes on 2 cores)
+#     python bench/hostile.py --quick           # the subset CI runs (tests/test_adversarial_input.py)
+#     python bench/hostile.py --cases bang-20000,big-text-file
+#     python bench/hostile.py --root ../main    # the same cases against another checkout
+#     python bench/hostile.py --json out.json   # keep every figure
+#
+# Exit status 1 when a case's outcome is not the expected one. The driver imports only
+# the standard library and pyarrow (to read the output), never Beam or the model.
 from __future__ import annotations
 
 import argparse

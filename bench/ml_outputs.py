@@ -1,27 +1,24 @@
-"""What do the ML outputs cost? Inference with and without hidden states, and whole runs with
---emit-token-ids / --emit-embeddings on and off: interleaved repeats, medians, ratios to off.
-
-Usage (from the repository root):
-
-    python bench/ml_outputs.py                          # 240 news documents, 3 repeats
-    python bench/ml_outputs.py --docs 40 --repeats 1    # a smoke test
-    python bench/ml_outputs.py --model runs/model --baseline-model runs/model-no-hidden
-
-Two measurements on the throughput benchmark's news corpus (bench/corpus.py):
-
-1. **inference**: the handler's batched loop (`LoadedModel.predict`) over the corpus's
-   windows, timed alone after a warm-up, fetching the tags only, then the tags and the
-   hidden states of each layer choice. With `--baseline-model` (the same checkpoint exported
-   with `--no-hidden-states`) also the tags of a graph without hidden-state outputs: whether
-   their mere presence costs anything.
-2. **pipeline**: whole `python -m larvatus.cli run` processes with the ML outputs off, with
-   --emit-token-ids, with --emit-embeddings, and with both: wall seconds, the process's
-   CPU seconds (user + system; steadier on a shared host) and its stages' summed DoFn
-   seconds from `_SUMMARY.json` (where the extra work lands).
-
-The modes run in turn inside each repeat, so that machine noise hits them alike. The
-target is at most 10% (ratio <= 1.10) with the outputs on.
-"""
+"""What do the ML outputs cost? Inference with and without hidden states, and whole runs with --emit-token-ids / --emit-embeddings on and off: interleaved repeats, medians, ratios to off."""
+# Usage (from the repository root):
+#
+#     python bench/ml_outputs.py                          # 240 news documents, 3 repeats
+#     python bench/ml_outputs.py --docs 40 --repeats 1    # a smoke test
+#     python bench/ml_outputs.py --model runs/model --baseline-model runs/model-no-hidden
+#
+# Two measurements on the throughput benchmark's news corpus (bench/corpus.py):
+#
+# 1. **inference**: the handler's batched loop (`LoadedModel.predict`) over the corpus's
+#    windows, timed alone after a warm-up, fetching the tags only, then the tags and the
+#    hidden states of each layer choice. With `--baseline-model` (the same checkpoint exported
+#    with `--no-hidden-states`) also the tags of a graph without hidden-state outputs: whether
+#    their mere presence costs anything.
+# 2. **pipeline**: whole `python -m larvatus.cli run` processes with the ML outputs off, with
+#    --emit-token-ids, with --emit-embeddings, and with both: wall seconds, the process's
+#    CPU seconds (user + system; steadier on a shared host) and its stages' summed DoFn
+#    seconds from `_SUMMARY.json` (where the extra work lands).
+#
+# The modes run in turn inside each repeat, so that machine noise hits them alike. The
+# target is at most 10% (ratio <= 1.10) with the outputs on.
 from __future__ import annotations
 
 import argparse

@@ -1,31 +1,29 @@
-"""Parallelism check: the same corpus on one process and on several DirectRunner worker processes.
-
-Runs `python -m larvatus.run` (a subprocess each time, the whole process timed) on the
-sample corpus repeated `--copies` times (ids made unique), in these configurations,
-interleaved `--repeats` times:
-
-- `1 process x N threads`: the DirectRunner's default in-memory mode, one ONNX Runtime
-  session with N intra-op threads (`--intra-op-threads N`; N = `--cores`, by default the
-  cores this process may use);
-- `N processes x 1 thread`: `--direct_num_workers N --direct_running_mode multi_processing`
-  (the handler gives each process cores/N intra-op threads, spinning off);
-- `N processes x 1 thread, --large-model`: the same with one model copy shared by all;
-- with `--portable`, also `PortableRunner LOOPBACK` and `PortableRunner EXTERNAL`: Beam's
-  Python local job service and an external SDK worker pool started here as subprocesses
-  (the topology of tests/test_runners.py), the SDK workers in the pool's processes.
-
-For each it prints the median wall time of the whole process, words/s (the summary's
-word count over it), the summary's `worker_processes` counter (how many processes
-annotated at least one document: the Reshuffle after parsing is what spreads them) and
-how many documents' rows (`redacted_text`, or entity spans: start, end, label; scores
-aside) differ from the one-process run's. A model whose predictions depend on batch composition (dynamic int8
-quantization) makes rows differ between configurations, because documents are batched
-differently; a batch-independent model gives 0.
-
-    python bench/parallel.py                     # embedded model, 4 copies, 2 repeats
-    python bench/parallel.py --model DIR --copies 2 --repeats 1
-    python bench/parallel.py --copies 1 --repeats 3 --portable   # the sample corpus, 5 ways
-"""
+"""Parallelism check: the same corpus on one process and on several DirectRunner worker processes."""
+# Runs `python -m larvatus.run` (a subprocess each time, the whole process timed) on the
+# sample corpus repeated `--copies` times (ids made unique), in these configurations,
+# interleaved `--repeats` times:
+#
+# - `1 process x N threads`: the DirectRunner's default in-memory mode, one ONNX Runtime
+#   session with N intra-op threads (`--intra-op-threads N`; N = `--cores`, by default the
+#   cores this process may use);
+# - `N processes x 1 thread`: `--direct_num_workers N --direct_running_mode multi_processing`
+#   (the handler gives each process cores/N intra-op threads, spinning off);
+# - `N processes x 1 thread, --large-model`: the same with one model copy shared by all;
+# - with `--portable`, also `PortableRunner LOOPBACK` and `PortableRunner EXTERNAL`: Beam's
+#   Python local job service and an external SDK worker pool started here as subprocesses
+#   (the topology of tests/test_runners.py), the SDK workers in the pool's processes.
+#
+# For each it prints the median wall time of the whole process, words/s (the summary's
+# word count over it), the summary's `worker_processes` counter (how many processes
+# annotated at least one document: the Reshuffle after parsing is what spreads them) and
+# how many documents' rows (`redacted_text`, or entity spans: start, end, label; scores
+# aside) differ from the one-process run's. A model whose predictions depend on batch composition (dynamic int8
+# quantization) makes rows differ between configurations, because documents are batched
+# differently; a batch-independent model gives 0.
+#
+#     python bench/parallel.py                     # embedded model, 4 copies, 2 repeats
+#     python bench/parallel.py --model DIR --copies 2 --repeats 1
+#     python bench/parallel.py --copies 1 --repeats 3 --portable   # the sample corpus, 5 ways
 from __future__ import annotations
 
 import argparse

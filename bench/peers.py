@@ -1,5 +1,25 @@
-"""Quality per second against the peers: Larvatus, the HF pipeline, spaCy and Presidio.
+"""Quality per second against the peers: Larvatus, the HF pipeline, spaCy and Presidio."""
+from __future__ import annotations
 
+import argparse
+import bisect
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+if __package__ in (None, ""):  # `python bench/peers.py`: import bench.* from the root
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from bench import report as rep  # noqa: E402
+from bench.corpus import CACHE, CONLL_VALID, REPO, CorpusSpec, read_jsonl  # noqa: E402
+from bench.runners import run_child  # noqa: E402
+from bench.spacy_conll import CONLL_TRAIN  # noqa: E402
+
+USAGE = """\
 One run measures, on the same documents, each system in its own subprocess
 (`bench.runners.run_child`: peak RSS per system, repeats interleaved):
 
@@ -56,25 +76,6 @@ The spaCy model is trained once per (seed, minutes) and cached under
 CACHE/spacy-conll/ (`--cache`, default bench/.cache/). The machines this runs on are
 noisy: trust medians.
 """
-from __future__ import annotations
-
-import argparse
-import bisect
-import json
-import os
-import re
-import sys
-import time
-from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
-
-if __package__ in (None, ""):  # `python bench/peers.py`: import bench.* from the root
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from bench import report as rep  # noqa: E402
-from bench.corpus import CACHE, CONLL_VALID, REPO, CorpusSpec, read_jsonl  # noqa: E402
-from bench.runners import run_child  # noqa: E402
-from bench.spacy_conll import CONLL_TRAIN  # noqa: E402
 
 SYSTEMS = ("larvatus", "hf", "spacy", "presidio")
 CORPORA = ("conll", "news")
@@ -647,7 +648,7 @@ def report(args: argparse.Namespace, prepared: dict, measured: dict,
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python bench/peers.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=USAGE)
     parser.add_argument("--corpus", choices=(*CORPORA, "both"), default="both",
                         help="conll (speed and F1), news (speed only) or both (default).")
     parser.add_argument("--docs", type=int, default=None,

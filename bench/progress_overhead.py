@@ -1,19 +1,17 @@
-"""Does the progress line cost anything? `larvatus run` with --progress off vs lines vs bar, interleaved, medians.
-
-Usage (from the repository root, on a quiet machine: on a shared one the spread between
-repeats is larger than the effect measured):
-
-    python bench/progress_overhead.py                  # 240 news documents, 3 repeats each
-    python bench/progress_overhead.py --workers 2      # DirectRunner multi_processing, 2 workers
-    python bench/progress_overhead.py --docs 40 --repeats 1
-
-Each run is a whole `python -m larvatus.cli run` process on the throughput benchmark's news
-corpus (bench/corpus.py) with the embedded model (or --model); the modes run in turn inside
-each repeat so that machine noise hits them alike. `off` writes no progress file at all, so
-the difference includes the workers' side (the counters and the file written every 0.5 s)
-as well as the launcher's polling thread. Prints each mode's median wall time, its ratio to
-off, and the spread (max - min) of off's repeats: a ratio inside that spread is noise.
-"""
+"""Does the progress line cost anything? `larvatus run` with --progress off vs lines vs bar, interleaved, medians."""
+# Usage (from the repository root, on a quiet machine: on a shared one the spread between
+# repeats is larger than the effect measured):
+#
+#     python bench/progress_overhead.py                  # 240 news documents, 3 repeats each
+#     python bench/progress_overhead.py --workers 2      # DirectRunner multi_processing, 2 workers
+#     python bench/progress_overhead.py --docs 40 --repeats 1
+#
+# Each run is a whole `python -m larvatus.cli run` process on the throughput benchmark's news
+# corpus (bench/corpus.py) with the embedded model (or --model); the modes run in turn inside
+# each repeat so that machine noise hits them alike. `off` writes no progress file at all, so
+# the difference includes the workers' side (the counters and the file written every 0.5 s)
+# as well as the launcher's polling thread. Prints each mode's median wall time, its ratio to
+# off, and the spread (max - min) of off's repeats: a ratio inside that spread is noise.
 from __future__ import annotations
 
 import argparse

@@ -1,16 +1,14 @@
-"""Benchmark figures: medians and ranges, rates, ratios against targets, Larvatus's stages.
-
-Pure functions over the result dicts `bench.runners` returns (a measurement's runs are a
-list of such dicts, one per repeat), and printers that compose them; `report` is what
-bench/throughput.py prints.
-
-    python -m bench.report --json FIGURES.json [--ceiling 44e6] [--smi nvidia-smi.csv]
-
-prints, from a `throughput.py --json` file, every measurement's tokens/s against a
-physical ceiling (an H100 runs MiniLM-L6 at fp16 at about 44M tokens/s: ~990 dense fp16
-TFLOP/s over ~22 MFLOP a token) and, with `--smi`, the GPU's utilization and memory
-recorded by `nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv -l 1`.
-"""
+"""Benchmark figures: medians and ranges, rates, ratios against targets, Larvatus's stages."""
+# Pure functions over the result dicts `bench.runners` returns (a measurement's runs are a
+# list of such dicts, one per repeat), and printers that compose them; `report` is what
+# bench/throughput.py prints.
+#
+#     python -m bench.report --json FIGURES.json [--ceiling 44e6] [--smi nvidia-smi.csv]
+#
+# prints, from a `throughput.py --json` file, every measurement's tokens/s against a
+# physical ceiling (an H100 runs MiniLM-L6 at fp16 at about 44M tokens/s: ~990 dense fp16
+# TFLOP/s over ~22 MFLOP a token) and, with `--smi`, the GPU's utilization and memory
+# recorded by `nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv -l 1`.
 from __future__ import annotations
 
 import argparse

@@ -1,32 +1,30 @@
-"""Each system measured in its own subprocess, with its peak memory.
-
-- `measure_hf`: `transformers.pipeline("token-classification")` in PyTorch, in one of
-  `HF_CONFIGS`: "tuned" like Larvatus (Larvatus's window, its overlap as `stride`,
-  batch_size 8) or "users" as users run it (the model's max length, stride=32,
-  batch_size=16); aggregation "first" in both. On `device="cuda"` it runs on the GPU in
-  fp16 when `torch.cuda.is_available()`, else on CPU in fp32 (the result says which).
-  Timed around the `pipe(texts)` call only, after one warm-up call on the first text.
-- `measure_ort`: the raw ONNX Runtime loop over exactly the windows Larvatus builds
-  (`larvatus.transforms.segment` + `larvatus.transforms.encode.encode_many`) and its batches
-  (`larvatus.models.batching.run_in_batches`: token-budget batches of length-sorted windows, pad,
-  model call, softmax), the session made by `OnnxTokenClassifierHandler.load_model`
-  (CUDAExecutionProvider with IO binding on `device="cuda"`). Timed around the loop only,
-  after one warm-up batch; the model calls alone are reported too.
-- `measure_larvatus`: `python -m larvatus.run ... --device D --overwrite` as a
-  subprocess, JSONL in, Parquet out: the whole process's wall time and the figures of its
-  `_SUMMARY.json` (stage_seconds, wall_seconds, words...).
-
-`run_child("bench.runners:measure_ort", params)` runs any such function, `f(**params)`, in
-a fresh `python -m bench.runners` process and returns its result: peaks are then separable
-(in-process measurements report their own `ru_maxrss`, Larvatus the `RUSAGE_CHILDREN` peak
-of its CLI subprocess). Before each it waits (up to `idle_wait` s) for other processes to
-go quiet, and it adds how much CPU they used meanwhile (`others_cpu_seconds`).
-
-    python -m bench.runners check-device --model DIR --device cuda
-
-loads a model directory the way Larvatus does and runs one batch, failing unless the
-device asked for is the one that ran it (bench/gpu.sh uses it).
-"""
+"""Each system measured in its own subprocess, with its peak memory."""
+# - `measure_hf`: `transformers.pipeline("token-classification")` in PyTorch, in one of
+#   `HF_CONFIGS`: "tuned" like Larvatus (Larvatus's window, its overlap as `stride`,
+#   batch_size 8) or "users" as users run it (the model's max length, stride=32,
+#   batch_size=16); aggregation "first" in both. On `device="cuda"` it runs on the GPU in
+#   fp16 when `torch.cuda.is_available()`, else on CPU in fp32 (the result says which).
+#   Timed around the `pipe(texts)` call only, after one warm-up call on the first text.
+# - `measure_ort`: the raw ONNX Runtime loop over exactly the windows Larvatus builds
+#   (`larvatus.transforms.segment` + `larvatus.transforms.encode.encode_many`) and its batches
+#   (`larvatus.models.batching.run_in_batches`: token-budget batches of length-sorted windows, pad,
+#   model call, softmax), the session made by `OnnxTokenClassifierHandler.load_model`
+#   (CUDAExecutionProvider with IO binding on `device="cuda"`). Timed around the loop only,
+#   after one warm-up batch; the model calls alone are reported too.
+# - `measure_larvatus`: `python -m larvatus.run ... --device D --overwrite` as a
+#   subprocess, JSONL in, Parquet out: the whole process's wall time and the figures of its
+#   `_SUMMARY.json` (stage_seconds, wall_seconds, words...).
+#
+# `run_child("bench.runners:measure_ort", params)` runs any such function, `f(**params)`, in
+# a fresh `python -m bench.runners` process and returns its result: peaks are then separable
+# (in-process measurements report their own `ru_maxrss`, Larvatus the `RUSAGE_CHILDREN` peak
+# of its CLI subprocess). Before each it waits (up to `idle_wait` s) for other processes to
+# go quiet, and it adds how much CPU they used meanwhile (`others_cpu_seconds`).
+#
+#     python -m bench.runners check-device --model DIR --device cuda
+#
+# loads a model directory the way Larvatus does and runs one batch, failing unless the
+# device asked for is the one that ran it (bench/gpu.sh uses it).
 from __future__ import annotations
 
 import argparse

@@ -1,34 +1,32 @@
-"""spaCy's small-pipeline NER architecture, trained here on CoNLL-2003 `train.txt`.
-
-No pretrained spaCy English pipeline (en_core_web_sm...) can be installed on the machines
-this project runs on (they are not on PyPI), so `bench/peers.py` compares against the
-closest honest substitute: the architecture `spacy init config --lang en --pipeline ner
---optimize efficiency` writes (the CNN tok2vec of the small English pipelines: MultiHashEmbed
-of NORM/PREFIX/SUFFIX/SHAPE with rows 5000/1000/2500/2500, a 4-layer maxout window encoder
-of width 96, and the transition-based `ner` with a hidden width of 64), trained from scratch
-here on CoNLL-2003 `train.txt`, with a fixed seed, for a capped time. It is NOT
-en_core_web_sm: that pipeline is trained on OntoNotes 5 (18 labels) with a tagger, parser
-and lemmatizer; this one knows CoNLL's PER/LOC/ORG/MISC and has only a tokenizer and `ner`.
-
-Training data: each CoNLL document rebuilt as the raw text the pipeline meets
-(`larvatus.models.conll`: tokens joined by spaces, sentences by newlines), stored as spaCy Docs with
-the gold tokens as words (the newlines are whitespace tokens, as spaCy's tokenizer makes
-them) and the gold entities as `doc.ents`. spaCy's training aligns its own tokenizer's
-output to these gold words, so the model trains on the tokenization it will see at
-inference.
-
-Training loop: spaCy's own pieces (`init_nlp` from the config, `create_train_batches` with
-the config's batcher, `nlp.update` with the config's dropout, `finish_update` with its
-Adam optimizer) stepped until the time cap (or `max_steps`); no model selection on the
-validation set: the model saved is the last one. The figures it reports on `valid.txt`
-come from spaCy's scorer after training (`nlp.evaluate`: gold tokens aligned to spaCy's).
-
-    python -m bench.spacy_conll --minutes 10 --seed 0   # train (or reuse) and print scores
-
-The result is cached under bench/.cache/spacy-conll/seed{S}-{M}min[-steps{N}]/ with
-`training.json` (command, steps, epochs, seconds, scores); `model/` is a spaCy pipeline
-directory (`spacy.load(path)`).
-"""
+"""spaCy's small-pipeline NER architecture, trained here on CoNLL-2003 `train.txt`."""
+# No pretrained spaCy English pipeline (en_core_web_sm...) can be installed on the machines
+# this project runs on (they are not on PyPI), so `bench/peers.py` compares against the
+# closest honest substitute: the architecture `spacy init config --lang en --pipeline ner
+# --optimize efficiency` writes (the CNN tok2vec of the small English pipelines: MultiHashEmbed
+# of NORM/PREFIX/SUFFIX/SHAPE with rows 5000/1000/2500/2500, a 4-layer maxout window encoder
+# of width 96, and the transition-based `ner` with a hidden width of 64), trained from scratch
+# here on CoNLL-2003 `train.txt`, with a fixed seed, for a capped time. It is NOT
+# en_core_web_sm: that pipeline is trained on OntoNotes 5 (18 labels) with a tagger, parser
+# and lemmatizer; this one knows CoNLL's PER/LOC/ORG/MISC and has only a tokenizer and `ner`.
+#
+# Training data: each CoNLL document rebuilt as the raw text the pipeline meets
+# (`larvatus.models.conll`: tokens joined by spaces, sentences by newlines), stored as spaCy Docs with
+# the gold tokens as words (the newlines are whitespace tokens, as spaCy's tokenizer makes
+# them) and the gold entities as `doc.ents`. spaCy's training aligns its own tokenizer's
+# output to these gold words, so the model trains on the tokenization it will see at
+# inference.
+#
+# Training loop: spaCy's own pieces (`init_nlp` from the config, `create_train_batches` with
+# the config's batcher, `nlp.update` with the config's dropout, `finish_update` with its
+# Adam optimizer) stepped until the time cap (or `max_steps`); no model selection on the
+# validation set: the model saved is the last one. The figures it reports on `valid.txt`
+# come from spaCy's scorer after training (`nlp.evaluate`: gold tokens aligned to spaCy's).
+#
+#     python -m bench.spacy_conll --minutes 10 --seed 0   # train (or reuse) and print scores
+#
+# The result is cached under bench/.cache/spacy-conll/seed{S}-{M}min[-steps{N}]/ with
+# `training.json` (command, steps, epochs, seconds, scores); `model/` is a spaCy pipeline
+# directory (`spacy.load(path)`).
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,22 @@
-"""Throughput benchmark: Larvatus end to end against the Hugging Face pipeline and raw ONNX Runtime.
+"""Throughput benchmark: Larvatus end to end against the Hugging Face pipeline and raw ONNX Runtime."""
+from __future__ import annotations
 
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+if __package__ in (None, ""):  # `python bench/throughput.py`: import bench.* from the root
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from bench import report as rep  # noqa: E402
+from bench.corpus import CACHE, CONLL_VALID, KINDS, CorpusSpec  # noqa: E402
+from bench.runners import HF_CONFIGS, run_child  # noqa: E402
+
+USAGE = """\
 One run measures, on the same documents (`bench.corpus`) and the same weights
 (`bench.weights`: the packaged MiniLM-L6-H384 with a fresh, seeded CoNLL head, speed not
 depending on training; or `--model DIR --checkpoint CKPT`), each in its own subprocess
@@ -40,22 +57,6 @@ Usage (from the repository root, in the venv with the `train` extra):
 
 The machines this runs on are noisy: trust medians over several repeats, not one run.
 """
-from __future__ import annotations
-
-import argparse
-import json
-import os
-import sys
-import time
-from pathlib import Path
-from typing import Any, Optional, Sequence
-
-if __package__ in (None, ""):  # `python bench/throughput.py`: import bench.* from the root
-    sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from bench import report as rep  # noqa: E402
-from bench.corpus import CACHE, CONLL_VALID, KINDS, CorpusSpec  # noqa: E402
-from bench.runners import HF_CONFIGS, run_child  # noqa: E402
 
 PRECISIONS = {"cpu": ("int8", "fp32"), "cuda": ("fp16", "fp32")}
 
@@ -214,7 +215,7 @@ def targets(args: argparse.Namespace) -> dict:
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python bench/throughput.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=USAGE)
     corpus = parser.add_argument_group("corpus (bench.corpus)")
     corpus.add_argument("--corpus", choices=KINDS, default="news",
                         help="news-like documents (default), long documents (5,000-15,000 "

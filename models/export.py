@@ -225,6 +225,37 @@ def write_model_card(output: Path, meta: dict) -> None:
     (output / "README.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+def _load_checkpoint(checkpoint: str):
+    """The checkpoint's model (eval mode), its fast tokenizer and its labels, whose tag scheme must decode."""
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    model = AutoModelForTokenClassification.from_pretrained(checkpoint, attn_implementation="eager")
+    model.eval()
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    if not tokenizer.is_fast:
+        raise ModelError(f"{checkpoint} has no fast tokenizer (tokenizer.json); Larvatus needs one")
+    labels = [model.config.id2label[i] for i in range(model.config.num_labels)]
+    read_scheme(labels)
+    return model, tokenizer, labels
+
+
+def _checked_parity(precision: str, model, tokenizer, target: Path, type_ids: str,
+                    labels: list[str], max_disagreement: float) -> dict:
+    """The parity entry of one exported graph; raises ModelError when it disagrees too often."""
+    try:
+        diff, fraction = parity_check(model, tokenizer, target, type_ids, labels)
+    except Exception as error:  # fp16 graphs may not load on a CPU-only machine
+        print(f"{precision}: parity not checked here ({type(error).__name__})")
+        return {"checked": False}
+    print(f"{precision}: largest logit difference {diff:.4g}, "
+          f"argmax disagreement {fraction:.2%}")
+    if fraction > max_disagreement:
+        raise ModelError(
+            f"{precision} export disagrees with PyTorch on {fraction:.2%} of tokens "
+            f"(limit {max_disagreement:.2%}); not a faithful export")
+    return {"max_logit_diff": round(diff, 6), "argmax_disagreement": round(fraction, 6)}
+
+
 def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bool,
            max_length: int | None = None, max_disagreement: float = 0.02,
            name: str | None = None, calibration_data: str | None = None,
@@ -236,19 +267,11 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
 
     Returns the config written to `larvatus_model.json`.
     """
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
-
     for precision in precisions:
         if precision not in PRECISIONS:
             raise ModelError(f"unknown precision {precision!r}; choose from {PRECISIONS}")
-    model = AutoModelForTokenClassification.from_pretrained(checkpoint, attn_implementation="eager")
-    model.eval()
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    if not tokenizer.is_fast:
-        raise ModelError(f"{checkpoint} has no fast tokenizer (tokenizer.json); Larvatus needs one")
+    model, tokenizer, labels = _load_checkpoint(checkpoint)
     config = model.config
-    labels = [config.id2label[i] for i in range(config.num_labels)]
-    read_scheme(labels)
     type_ids = getattr(config, "larvatus_type_ids", TYPE_IDS_ZEROS)
     length = min(max_length or getattr(config, "larvatus_max_length", None)
                  or config.max_position_embeddings, config.max_position_embeddings)
@@ -285,20 +308,8 @@ def export(checkpoint: str, output: str, precisions: Sequence[str], optimize: bo
             else:
                 _quantize_int8(fp32, target)
             files[precision] = target.name
-            try:
-                diff, fraction = parity_check(model, tokenizer, target, type_ids, labels)
-            except Exception as error:  # fp16 graphs may not load on a CPU-only machine
-                print(f"{precision}: parity not checked here ({type(error).__name__})")
-                parity[precision] = {"checked": False}
-                continue
-            print(f"{precision}: largest logit difference {diff:.4g}, "
-                  f"argmax disagreement {fraction:.2%}")
-            parity[precision] = {"max_logit_diff": round(diff, 6),
-                                 "argmax_disagreement": round(fraction, 6)}
-            if fraction > max_disagreement:
-                raise ModelError(
-                    f"{precision} export disagrees with PyTorch on {fraction:.2%} of tokens "
-                    f"(limit {max_disagreement:.2%}); not a faithful export")
+            parity[precision] = _checked_parity(precision, model, tokenizer, target, type_ids,
+                                                labels, max_disagreement)
     tokenizer.backend_tokenizer.save(str(out / TOKENIZER_NAME))
     onnx = {device: next(files[p] for p in DEVICE_PREFERENCE[device] if p in files)
             for device in DEVICE_PREFERENCE}

@@ -11,6 +11,7 @@ from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from larvatus.models.batching import flatten_windows, run_in_batches, split_per_document
 from larvatus.models.model_dir import ModelError, ModelSpec, cache_root, where
+from larvatus.models.runners import available_cores, session_threads, sessions_sharing_cores
 from larvatus.models.variants import CudaGraph, cuda_graph
 from larvatus.transforms.records import EncodedDocument, InferenceFailure, Window, WindowPredictions
 
@@ -81,14 +82,6 @@ def missing_hidden_states(spec: ModelSpec, layer: str) -> str:
             f"--emit-embeddings.")
 
 
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity, else the machine's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 def cuda_present() -> bool:
     """Whether this machine has an NVIDIA driver (checked before asking ONNX Runtime for CUDA)."""
     return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
@@ -157,30 +150,14 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
 
     def sessions_per_machine(self, cores: int) -> int:
         """How many ONNX Runtime sessions compete for this machine's cores."""
-        if self.share_model_across_processes():
-            return self.model_copies()
-        return self._processes_per_machine or cores
+        shared = self.model_copies() if self.share_model_across_processes() else None
+        return sessions_sharing_cores(cores, self._processes_per_machine, shared)
 
     def session_threads(self, cores: Optional[int] = None) -> tuple[int, bool]:
-        """Intra-op threads for one session and whether its threads may spin.
-
-        An explicit `intra_op_threads` wins. Otherwise the cores are split
-        between the sessions on the machine: all of them for a lone process,
-        cores // N for N processes (DirectRunner multi_processing, Flink's
-        sdk_worker_parallelism) or N shared copies, 1 when the runner starts one
-        process per core (Dataflow). Spinning (busy-waiting threads, ONNX
-        Runtime's default) is turned off whenever sessions or processes share
-        cores, where it burns the time the others need. 0 threads: ONNX Runtime's own default
-        (one per physical core), for a lone session.
-        """
+        """Intra-op threads for one session and whether its threads may spin (`larvatus.models.runners`)."""
         cores = cores or available_cores()
-        sessions = max(1, self.sessions_per_machine(cores))
-        alone = sessions == 1 and (self._processes_per_machine or cores) == 1
-        if self._intra_op_threads:
-            return self._intra_op_threads, alone and self._intra_op_threads >= cores
-        if alone:
-            return 0, True   # ONNX Runtime's default: one thread per physical core
-        return max(1, cores // sessions), False
+        return session_threads(cores, self.sessions_per_machine(cores),
+                               self._processes_per_machine, self._intra_op_threads)
 
     def _session(self, onnx_path: str, providers: list):
         import onnxruntime as ort

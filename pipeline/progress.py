@@ -15,18 +15,7 @@ from larvatus.transforms.progress import BYTES, DEAD_LETTERED, DOCUMENTS, FIELDS
 BAR_REFRESH_SECONDS = 0.5
 STARTING = "starting (Beam and the model are loading)"
 BAR_STEPS = 1000
-# Runners that run the job on this machine (and block in Pipeline.run until it is done):
-# their workers can write the launcher's progress folder.
-LOCAL_RUNNERS = ("directrunner", "direct", "switchingdirectrunner", "bundlebaseddirectrunner")
 TERMINAL_STATES = ("DONE", "FAILED", "CANCELLED", "UPDATED", "DRAINED")
-
-
-def is_local_runner(runner) -> bool:
-    """Whether workers of this runner share the launcher's file system (the DirectRunner)."""
-    if runner is None:
-        return True
-    name = runner if isinstance(runner, str) else type(runner).__name__
-    return name.lower() in LOCAL_RUNNERS
 
 
 def human_bytes(size: float) -> str:

@@ -13,12 +13,11 @@ from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import (
-    DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
-)
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from larvatus.models.handler import OnnxTokenClassifierHandler, available_cores, missing_hidden_states
+from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
 from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus.models.runners import available_cores, processes_per_machine, runs_locally
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
@@ -26,7 +25,7 @@ from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
     pseudonym_key_source, resolve_redact_labels,
 )
-from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
+from larvatus.progress import ProgressSettings, human_bytes
 from larvatus.sharing import SharingError, plan_sharing
 from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
 from larvatus.transforms.budget import check_record_timeout
@@ -183,35 +182,6 @@ def _with_sharing(argv: list, options: LarvatusOptions, pipeline_options: Pipeli
         model_copies=view.model_copies, large_model=view.large_model)
 
 
-def processes_per_machine(options: PipelineOptions) -> int:
-    """SDK worker processes the chosen runner starts on each machine (0: one per core).
-
-    DirectRunner: --direct_num_workers in multi_processing mode (0 there means
-    one per core), else 1. Dataflow: one per vCPU unless the
-    no_use_multiple_sdk_containers experiment asks for one. Portable runners
-    (Flink, Spark, PortableRunner): --sdk_worker_parallelism (0: the runner
-    decides, counted as one per core). The handler splits the cores between them.
-    """
-    standard = options.view_as(StandardOptions)
-    runner = standard.runner if isinstance(standard.runner, str) else \
-        type(standard.runner).__name__ if standard.runner else "DirectRunner"
-    runner = runner.rsplit(".", 1)[-1]
-    if runner in ("DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
-                  "FnApiRunner", "TestDirectRunner"):
-        direct = options.view_as(DirectOptions)
-        if direct.direct_running_mode == "multi_processing":
-            return direct.direct_num_workers if direct.direct_num_workers is not None else 1
-        return 1
-    if runner in ("DataflowRunner", "TestDataflowRunner"):
-        experiments = options.view_as(DebugOptions).experiments or []
-        return 1 if "no_use_multiple_sdk_containers" in experiments else 0
-    parallelism = options.view_as(PortableOptions).sdk_worker_parallelism
-    try:
-        return max(0, int(parallelism))
-    except (TypeError, ValueError):
-        return 1
-
-
 def _split_labels(value: str) -> list[str]:
     return [label.strip() for label in value.split(",") if label.strip()]
 
@@ -323,8 +293,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     LOG.info("reading %d file(s)%s matching %s", len(files),
              f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
     monitor = None
-    if progress is not None and test_pipeline is None and is_local_runner(
-            pipeline_options.view_as(StandardOptions).runner):
+    if progress is not None and test_pipeline is None and runs_locally(pipeline_options):
         monitor = progress.monitor(size, local=True)
     job = dataclasses.replace(config, output_dir=staging,
                               progress_dir=monitor.directory if monitor else None)
@@ -424,8 +393,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
                          f"'{prog} --help-beam' (Beam options).")
     verbosity = -1 if launcher.quiet else launcher.verbose
     logs.configure(prog, verbosity)
-    job_argv += logs.worker_log_options(verbosity, job_argv + unchecked, is_local_runner(
-        PipelineOptions(job_argv + unchecked).view_as(StandardOptions).runner))
+    job_argv += logs.worker_log_options(verbosity, job_argv + unchecked,
+                                        runs_locally(PipelineOptions(job_argv + unchecked)))
     progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
                                 launcher.progress_interval, prog)
     try:

@@ -289,7 +289,7 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
     assert multi == ["--direct_num_workers", "2", "--direct_running_mode", "multi_processing"]
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from larvatus.run import processes_per_machine
+    from larvatus.models.runners import processes_per_machine
 
     # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
     assert processes_per_machine(PipelineOptions(multi)) == 2
@@ -343,3 +343,39 @@ def test_fresh_head_checkpoint_gives_an_embedded_model_its_hf_rows(tmp_path, mon
                                   "--docs", "2"])
     assert throughput.prepare(vars(args))["checkpoint"] == str(Path("ckpt").resolve())
     assert built == [()]
+
+
+# --------------------------------------------------------------------------- identical rows
+
+def _write_rows(folder: Path, parts: list[list[dict]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True)
+    for index, rows in enumerate(parts):
+        pq.write_table(pa.Table.from_pylist(rows), folder / f"annotations-{index:05d}.parquet")
+
+
+def test_rows_digest_ignores_file_splitting_order_and_the_input_folder(tmp_path):
+    from bench import rows_identical
+
+    a = {"id": "a", "source": "/one/in.jsonl:1", "score": 0.5, "entities": [{"start": 0}]}
+    b = {"id": "b", "source": "/one/in.jsonl:2", "score": 0.25, "entities": []}
+    moved = [{**row, "source": row["source"].replace("/one/", "/two/")} for row in (b, a)]
+    _write_rows(tmp_path / "x", [[a, b]])
+    _write_rows(tmp_path / "y", [[moved[0]], [moved[1]]])
+    x = rows_identical.folder_rows(tmp_path / "x", "/one")
+    y = rows_identical.folder_rows(tmp_path / "y", "/two/")
+    assert x[0]["source"] == "in.jsonl:1"
+    assert rows_identical.digest(x) == rows_identical.digest(y)
+
+
+def test_rows_digest_changes_with_any_value(tmp_path):
+    from bench import rows_identical
+
+    row = {"id": "a", "source": "in.jsonl:1", "score": 0.5}
+    _write_rows(tmp_path / "x", [[row]])
+    _write_rows(tmp_path / "y", [[{**row, "score": 0.5000001}]])
+    digests = {rows_identical.digest(rows_identical.folder_rows(tmp_path / name, "/"))
+               for name in ("x", "y")}
+    assert len(digests) == 2

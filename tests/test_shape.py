@@ -52,11 +52,43 @@ def test_models_do_not_import_the_pipeline(path):
     assert "pipeline" not in _imported_packages(path)
 
 
+RUNNER_OPTIONS = ("StandardOptions", "DirectOptions", "PortableOptions", "DebugOptions")
+
+
+def test_runner_knowledge_lives_in_one_module():
+    """Only larvatus.models.runners reads which runner a job uses and how it starts its workers."""
+    readers = {path.relative_to(ROOT).as_posix()
+               for package in ("transforms", "models", "pipeline")
+               for path in (ROOT / package).glob("*.py")
+               if any(name in path.read_text(encoding="utf-8") for name in RUNNER_OPTIONS)}
+    assert readers == {"models/runners.py"}
+
+
 @pytest.mark.parametrize("package", ["transforms", "models", "pipeline"])
 def test_every_module_has_a_one_line_docstring(package):
     for path in (ROOT / package).glob("*.py"):
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
         assert doc and "\n" not in doc.strip(), path
+
+
+# Edited on other branches at the time of writing; their docstrings follow the rule once those land.
+BENCH_DOCSTRING_PENDING = {"privacy.py", "privacy_corpus.py"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(path, id=path.name, marks=pytest.mark.xfail(
+        strict=True, reason="docstring rewritten on another branch"))
+    if path.name in BENCH_DOCSTRING_PENDING else pytest.param(path, id=path.name)
+    for path in sorted((ROOT / "bench").glob("*.py"))])
+def test_every_bench_module_has_a_one_line_docstring(path):
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    assert doc and "\n" not in doc.strip(), path
+
+
+@pytest.mark.parametrize("package", ["transforms", "models", "pipeline"])
+def test_the_product_imports_nothing_from_bench(package):
+    for path in (ROOT / package).glob("*.py"):
+        assert "bench" not in _imported_packages(path), path
 
 
 def test_show_and_summary_do_not_import_beam():

@@ -6,7 +6,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from larvatus.models.handler import OnnxTokenClassifierHandler
 from larvatus.models.model_dir import load_model_spec
-from larvatus.run import processes_per_machine
+from larvatus.models.runners import processes_per_machine, runs_locally, session_threads
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +85,21 @@ def test_the_model_runs_through_predict_only(spec):
 ])
 def test_processes_per_machine_follow_the_runner(argv, expected):
     assert processes_per_machine(PipelineOptions(argv)) == expected
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], True),
+    (["--runner", "DirectRunner", "--direct_running_mode", "multi_processing"], True),
+    (["--runner", "SwitchingDirectRunner"], True),
+    (["--runner", "DataflowRunner"], False),
+    (["--runner", "FlinkRunner"], False),
+])
+def test_only_direct_runners_run_their_workers_on_the_launchers_machine(argv, expected):
+    assert runs_locally(PipelineOptions(argv)) is expected
+
+
+def test_session_threads_is_a_pure_split_of_the_cores():
+    assert session_threads(8, sessions=1, processes_per_machine=1) == (0, True)
+    assert session_threads(8, sessions=3, processes_per_machine=3) == (2, False)
+    assert session_threads(8, sessions=0, processes_per_machine=0) == (8, False)   # no session counted: one
+    assert session_threads(2, sessions=1, processes_per_machine=1, intra_op_threads=4) == (4, True)
