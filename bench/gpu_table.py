@@ -1,20 +1,18 @@
-"""The GPU table: HF as users run it, the raw ONNX loop and `larvatus run` on one GPU, with nvidia-smi utilisation.
-
-Run by `bench/gpu.sh` on a machine with an NVIDIA GPU (and usable on CPU with
-`--device cpu` as a smoke check). Every row runs in its own subprocess
-(`bench.runners`), one after the other, while nvidia-smi samples the GPU's
-utilisation and memory once a second; the row's mean and maximum are printed beside
-its time. Rows, on the same news documents:
-
-1. HF token-classification pipeline as users run it (fp16 on the GPU), on the bench's
-   checkpoint (`--checkpoint`: the packaged MiniLM-L6 with a seeded head, the same
-   architecture as the embedded model; speed does not depend on training);
-2. the raw ONNX Runtime loop over Larvatus's windows, the embedded model on the GPU
-   (its fp16 variant, derived from the shipped int8 file and cached);
-3. `larvatus run --device cuda --share-model off` (one process);
-4. `larvatus run --device cuda --share-model on` (one worker per core, one shared model);
-5. `larvatus run --device cpu`, the embedded int8 model, one worker per core.
-"""
+"""The GPU table: HF as users run it, the raw ONNX loop and `larvatus run` on one GPU, with nvidia-smi utilisation."""
+# Run by `bench/gpu.sh` on a machine with an NVIDIA GPU (and usable on CPU with
+# `--device cpu` as a smoke check). Every row runs in its own subprocess
+# (`bench.runners`), one after the other, while nvidia-smi samples the GPU's
+# utilisation and memory once a second; the row's mean and maximum are printed beside
+# its time. Rows, on the same news documents:
+#
+# 1. HF token-classification pipeline as users run it (fp16 on the GPU), on the bench's
+#    checkpoint (`--checkpoint`: the packaged MiniLM-L6 with a seeded head, the same
+#    architecture as the embedded model; speed does not depend on training);
+# 2. the raw ONNX Runtime loop over Larvatus's windows, the embedded model on the GPU
+#    (its fp16 variant, derived from the shipped int8 file and cached);
+# 3. `larvatus run --device cuda --share-model off` (one process);
+# 4. `larvatus run --device cuda --share-model on` (one worker per core, one shared model);
+# 5. `larvatus run --device cpu`, the embedded int8 model, one worker per core.
 from __future__ import annotations
 
 import argparse
