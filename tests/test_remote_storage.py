@@ -259,3 +259,35 @@ def test_a_worker_without_credentials_fails_within_a_minute_naming_the_store_and
     assert f"on worker {socket.gethostname()}" in done.stderr
     assert f"no AWS credentials for s3://{BUCKET} at {s3.endpoint}" in done.stderr
     assert not (tmp_path / "out" / "_SUMMARY.json").exists()
+
+
+# --- packaging: the extras the messages name exist and install the libraries
+
+
+def _setup_arguments(monkeypatch) -> dict:
+    import runpy
+
+    import setuptools
+
+    captured: dict = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: captured.update(kwargs))
+    monkeypatch.chdir(ROOT)
+    runpy.run_path(str(ROOT / "setup.py"))
+    return captured
+
+
+def test_the_extras_named_in_messages_install_the_store_libraries(monkeypatch):
+    extras = _setup_arguments(monkeypatch)["extras_require"]
+    assert {extra for _, extra in remote.LIBRARIES.values()} == {"larvatus[aws]", "larvatus[gcp]"}
+    assert any(r.startswith("boto3") for r in extras["aws"])
+    assert any(r.startswith("apache-beam[gcp]") for r in extras["gcp"])
+    assert any(r.startswith("moto[server]") for r in extras["test"])
+    assert set(extras["aws"]) <= set(extras["test"])
+
+
+def test_the_worker_image_installs_the_chosen_extras(monkeypatch):
+    extras = _setup_arguments(monkeypatch)["extras_require"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert '"/tmp/larvatus[${LARVATUS_EXTRAS}]"' in dockerfile
+    default = dockerfile.split('ARG LARVATUS_EXTRAS="', 1)[1].split('"', 1)[0]
+    assert default and set(default.split(",")) <= set(extras)
