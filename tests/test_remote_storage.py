@@ -112,7 +112,7 @@ def test_store_options_install_themselves_where_unpickled_and_hide_their_values(
     ["run", "--input", str(SAMPLE), "--output", "s3://b-out/out"],
     ["show", "s3://b-out/out"],
     ["report", "s3://b-out/out"],
-])
+], ids=["run-s3-input", "run-s3-output", "show", "report"])
 def test_s3_without_boto3_exits_2_naming_the_extra(command, tmp_path):
     args = [a.replace("{tmp}", str(tmp_path)) for a in command]
     done = larvatus(args, without(tmp_path, "boto3"), timeout=120)
