@@ -45,9 +45,10 @@ def no_credentials_env(base: Optional[dict] = None, **extra) -> dict:
 
 
 class S3Server:
-    """moto's S3 server on 127.0.0.1:PORT, in its own process group."""
+    """moto's S3 server on 127.0.0.1:PORT, in its own process group; with `check_keys`,
+    one that refuses every access key (no IAM users)."""
 
-    def __init__(self, log: Path):
+    def __init__(self, log: Path, check_keys: bool = False):
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._log = open(log, "w")
@@ -55,7 +56,10 @@ class S3Server:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=no_credentials_env(), start_new_session=True)
+            # check_keys: moto checks every request's key against its IAM users (none)
+            env=no_credentials_env(**({"INITIAL_NO_AUTH_ACTION_COUNT": "0"} if check_keys
+                                      else {})),
+            start_new_session=True)
         self._wait()
 
     def _wait(self) -> None:

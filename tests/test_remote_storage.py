@@ -182,6 +182,20 @@ def test_an_unreachable_endpoint_exits_2_at_start(s3, tmp_path):
     assert f"cannot reach s3://{BUCKET} at {closed}" in done.stderr
 
 
+@pytest.mark.slow
+def test_credentials_the_store_refuses_exit_2_at_start(tmp_path):
+    strict = S3Server(tmp_path / "moto.log", check_keys=True)
+    try:
+        done = larvatus(["run", "--input", f"s3://{BUCKET}/x/*.jsonl", "--output", tmp_path / "o",
+                         "--s3_endpoint_url", strict.endpoint], strict.env(),
+                        timeout=FAIL_FAST_SECONDS + 60)
+    finally:
+        strict.stop()
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert f"s3://{BUCKET} at {strict.endpoint} refused listing s3://{BUCKET}/x/*.jsonl " \
+           f"(InvalidAccessKeyId" in done.stderr
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
