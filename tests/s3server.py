@@ -96,6 +96,14 @@ class S3Server:
             Bucket=bucket, Prefix=prefix)
         return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
 
+    def download(self, prefix: str, target: Path, bucket: str = BUCKET) -> Path:
+        """Every object under `prefix` into `target`, keeping the rest of its key as its path."""
+        for key in self.keys(prefix, bucket):
+            local = target / key[len(prefix):].lstrip("/")
+            local.parent.mkdir(parents=True, exist_ok=True)
+            self.client().download_file(bucket, key, str(local))
+        return target
+
     def stop(self) -> None:
         try:
             os.killpg(self.process.pid, signal.SIGTERM)

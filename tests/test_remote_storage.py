@@ -234,24 +234,30 @@ def _portable(job_service, pool: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_bare_worker_pool_reads_s3_input_and_gives_the_direct_runners_rows(
+def test_a_bare_worker_pool_reads_input_and_model_and_writes_output_on_s3(
         s3, job_service, tmp_path):
+    """Rows equal the DirectRunner's on the local file with the same (embedded) model."""
+    from larvatus.models.model_dir import embedded_model_dir
+
+    for path in sorted(embedded_model_dir().iterdir()):
+        s3.put(f"pool/model/{path.name}", path.read_bytes())
+    s3.put("pool/in/news.jsonl", SAMPLE.read_bytes())
     service, pool = _worker_pool(tmp_path / "pool", s3.env(clean_env()))
     try:
-        source = s3.put("pool/in/news.jsonl", SAMPLE.read_bytes())
-        output = tmp_path / "portable"
-        done = larvatus(["run", "--input", f"s3://{BUCKET}/pool/in/*.jsonl", "--output", output,
-                         "-q", "--s3_endpoint_url", s3.endpoint, *_portable(job_service, pool)],
+        done = larvatus(["run", "--input", f"s3://{BUCKET}/pool/in/*.jsonl",
+                         "--model", f"s3://{BUCKET}/pool/model",
+                         "--output", f"s3://{BUCKET}/pool/out", "-q",
+                         "--s3_endpoint_url", s3.endpoint, *_portable(job_service, pool)],
                         s3.env(clean_env()))
         assert done.returncode == 0, done.stderr[-4000:]
     finally:
         service.stop()
-    assert source.endswith("news.jsonl")
+    output = s3.download("pool/out/", tmp_path / "portable")
     rows = read_rows(output)
     assert len(rows) == 36
     assert differing(rows, direct_rows(tmp_path)) == []
     summary = json.loads((output / "_SUMMARY.json").read_text())
-    assert summary["records_out"] == 36 and summary["options"]["input"].startswith("s3://")
+    assert summary["records_out"] == 36 and summary["model"]["path"] == f"s3://{BUCKET}/pool/model"
 
 
 @pytest.mark.slow
