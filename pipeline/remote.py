@@ -193,10 +193,12 @@ def _probe_s3(path: str, options: dict, side: str, write: bool) -> None:
     endpoint = options.get("s3_endpoint_url") or "the AWS endpoint"
     store = f"s3://{bucket} at {endpoint}"
     prefix = key.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]
+    step = "listing"
     try:
         client = s3_client(options)
         client.list_objects_v2(Bucket=bucket, Prefix=prefix, MaxKeys=1)
         if write:
+            step = "writing under"
             probe = prefix.rstrip("/") + "/" if prefix else ""
             probe += f".larvatus-write-check-{uuid.uuid4().hex[:12]}"
             client.put_object(Bucket=bucket, Key=probe, Body=b"")
@@ -206,10 +208,10 @@ def _probe_s3(path: str, options: dict, side: str, write: bool) -> None:
                          f"{AWS_CREDENTIALS_HINT}") from None
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "?")
-        raise StoreError(f"on {side} {where()}: {store} refused "
-                         f"{'writing under' if write else 'listing'} {path} ({code}: "
+        raise StoreError(f"on {side} {where()}: {store} refused {step} {path} ({code}: "
                          f"{_said(error)}); check the bucket name and that these "
-                         f"credentials may {'write' if write else 'read'} it") from None
+                         f"credentials may {'read' if step == 'listing' else 'write'} it"
+                         ) from None
     except BotoCoreError as error:
         raise StoreError(f"on {side} {where()}: cannot reach {store} ({type(error).__name__}: "
                          f"{str(error)[:200]}); check --s3_endpoint_url, --s3_region_name "
