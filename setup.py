@@ -23,8 +23,12 @@ TRAIN = [
 # faker: the privacy benchmark's generator tests; pandas, duckdb, polars: the README's
 # snippets that read the output folder are tested with them; presidio-analyzer: the
 # peers benchmark's tests run its driver on a tiny corpus (bench/peers.py).
+# Remote stores: s3:// needs boto3 (Beam's S3 filesystem), gs:// Beam's GCP extra.
+AWS = ["boto3>=1.26,<2"]
+GCP = ["apache-beam[gcp]>=2.60,<3"]
+# moto[server]: a real S3 server on the loopback for the remote-storage tests.
 TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1",
-        "presidio-analyzer>=2.2"]
+        "presidio-analyzer>=2.2", *AWS, "moto[server]>=5"]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 
@@ -44,6 +48,6 @@ setup(
                  "larvatus.models": "models"},
     package_data={"larvatus": ["sample/*.jsonl"], "larvatus.models": ["default/*"]},
     install_requires=RUNTIME,
-    extras_require={"train": TRAIN, "test": TEST, "bench": BENCH},
+    extras_require={"train": TRAIN, "test": TEST, "bench": BENCH, "aws": AWS, "gcp": GCP},
     entry_points={"console_scripts": ["larvatus=larvatus.cli:console_main"]},
 )

@@ -6,11 +6,13 @@ from typing import Optional
 
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
+from apache_beam.options.value_provider import StaticValueProvider
 
 from larvatus.models.handler import OnnxTokenClassifierHandler
 from larvatus.models.model_dir import ModelSpec
-from larvatus import schemas
+from larvatus import remote, schemas
 from larvatus.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
 )
@@ -58,6 +60,8 @@ class JobConfig:
     # (transforms/progress.py); None: no progress reporting.
     progress_dir: Optional[str] = None
     ml: Optional[MlSettings] = None   # --emit-token-ids / --emit-embeddings; None: neither
+    # The job's filesystem options (S3 endpoint, keys...), which every worker stage carries
+    store: remote.StoreOptions = remote.StoreOptions()
 
     @property
     def window_length(self) -> int:
@@ -135,13 +139,48 @@ class ReadDocuments(beam.PTransform):
         config = self._config
         return (
             pbegin
-            | "MatchFiles" >> fileio.MatchFiles(config.input_pattern)
+            | "Pattern" >> beam.Create([config.input_pattern])
+            | "MatchFiles" >> beam.ParDo(MatchInput(
+                config.store, (config.input_pattern, config.output_dir, config.spec.location)))
             | "ReadMatches" >> fileio.ReadMatches()
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
                 base=config.input_base, hash_text_ids=config.text_ids == "hash",
                 progress_dir=config.progress_dir, text_id_key=config.policy.key_source))
             .with_outputs(stages.DEAD, main="ok"))
+
+
+class MatchInput(beam.DoFn):
+    """A file pattern -> its files' metadata, on a worker given the job's filesystem options.
+
+    Its setup checks that the job's remote stores answer this worker within seconds
+    (StoreError naming the store and the machine), instead of Beam's minutes of retries.
+    """
+
+    def __init__(self, store: remote.StoreOptions, paths: tuple[str, ...]):
+        self._store = store
+        self._paths = paths
+
+    def setup(self):
+        self._store.install()
+        remote.check_stores(self._paths, self._store, side="worker")
+
+    def process(self, pattern: str):
+        yield from FileSystems.match([pattern])[0].metadata_list
+
+
+class StorePath(StaticValueProvider):
+    """A sink's path that carries the job's filesystem options: every worker stage that
+    holds the sink (initialize, write, finalize) gets them installed on unpickling."""
+
+    def __init__(self, path: str, store: remote.StoreOptions):
+        super().__init__(str, path)
+        self.store = store
+
+
+def _same(element, store: remote.StoreOptions):
+    """Passes an element on; `store` travels with the stage, installing the options."""
+    return element
 
 
 class ToAnnotationRow(beam.DoFn):
@@ -193,20 +232,22 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     read = pipeline | "ReadDocuments" >> ReadDocuments(config)
     # Reading a file is not splittable, so without this one worker would annotate every
     # document of a file; after it, documents spread over all workers.
-    documents = read.ok | "SpreadDocuments" >> beam.Reshuffle()
+    documents = (read.ok | "SpreadDocuments" >> beam.Reshuffle()
+                 | "StoreOptions" >> beam.Map(_same, config.store))
     annotated = documents | "Annotate" >> AnnotateDocuments(config)
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(
          config.model_info, config.keep_text, config.progress_dir, config.ml))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
-         join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX),
+         StorePath(join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX), config.store),
          schemas.annotation_schema(config.keep_text, **schemas.ml_columns(config.ml)),
          file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead
      | "DeadLetterRows" >> beam.ParDo(ToDeadLetterRow(config.progress_dir))
      | "WriteDeadLetters" >> beam.io.WriteToParquet(
-         join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), schemas.DEAD_LETTER_SCHEMA,
+         StorePath(join(config.output_dir, DEAD_LETTERS_DIR, DEAD_LETTER_PREFIX), config.store),
+         schemas.DEAD_LETTER_SCHEMA,
          file_name_suffix=PARQUET_SUFFIX, **PARQUET_BUFFER))
     return {"annotated": annotated["annotated"], "dead_letters": dead}

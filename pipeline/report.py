@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import pyarrow.parquet as pq
 
 from larvatus.models.command_line import ArgumentParser, parse_or_report
-from larvatus import storage
+from larvatus import remote, storage
 from larvatus.layout import annotation_files_pattern, join
 from larvatus.show import IncompleteRun, check_failures, finished_summary, riskiest
 
@@ -138,9 +138,15 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
     parser.add_argument("--samples", type=int, default=5,
                         help="Documents shown, riskiest first. Default: 5.")
+    remote.add_store_arguments(parser)
     args, status = parse_or_report(parser, argv)
     if args is None:
         return status
+    try:
+        remote.use_store([args.output_dir, args.html], remote.store_options_from_args(args))
+    except remote.StoreError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
     try:
         page = build_report(args.output_dir, args.samples)
     except IncompleteRun as error:

@@ -19,7 +19,7 @@ from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_s
 from larvatus.models.model_dir import ModelError, load_model_spec
 from larvatus.models.runners import available_cores, processes_per_machine, runs_locally
 from larvatus.graph import JobConfig, build
-from larvatus import arguments, logs, preflight, storage
+from larvatus import arguments, logs, preflight, remote, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
@@ -271,7 +271,14 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
-    config = make_config(options)
+    store = remote.StoreOptions.of(pipeline_options)
+    try:   # a missing library or credential fails now, not in Beam's retries on a worker
+        remote.check_stores([options.input, options.output, options.model,
+                             options.pseudonym_key_file], store, side="launcher",
+                            writable=[options.output])
+    except remote.StoreError as error:
+        raise OptionsError(str(error)) from None
+    config = dataclasses.replace(make_config(options), store=store)
     LOG.debug("settings: %s", json.dumps(_summary_options(config), sort_keys=True))
     try:
         storage.check_output(config.output_dir, options.overwrite)

@@ -7,7 +7,7 @@ import textwrap
 import pyarrow.parquet as pq
 
 from larvatus.models.command_line import ArgumentParser, parse_or_report
-from larvatus import storage
+from larvatus import remote, storage
 from larvatus.layout import (
     SUMMARY_NAME, annotation_files_pattern, dead_letter_files_pattern, join,
 )
@@ -123,9 +123,15 @@ def main(argv=None, prog: str = "larvatus show") -> int:
     parser.add_argument("output_dir", metavar="OUTPUT_DIR", help="A finished job's --output.")
     parser.add_argument("--examples", type=int, default=EXAMPLE_COUNT,
                         help=f"Documents shown, riskiest first. Default: {EXAMPLE_COUNT}.")
+    remote.add_store_arguments(parser)
     args, status = parse_or_report(parser, argv)
     if args is None:
         return status
+    try:
+        remote.use_store([args.output_dir], remote.store_options_from_args(args))
+    except remote.StoreError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
     try:
         print(show(args.output_dir, args.examples))
     except IncompleteRun as error:
