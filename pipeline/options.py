@@ -98,8 +98,9 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
                            default=",".join(DEFAULT_PHONE_REGIONS),
                            help="Regions whose national phone formats are recognised (numbers "
-                                "written with +country code are found whatever the region). "
-                                f"Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
+                                "written with +country code are found whatever the region): a "
+                                "list (US,GB), or 'default' with +XX/-XX to add or remove one "
+                                f"(default,+VN). Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
         group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
                            help="label: [PER]; indexed: [PER_1], numbered per document, the "
                                 "same surface form getting the same number; pseudonym: "
@@ -282,6 +283,22 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
         raise OptionsError(f"--redact-labels {value!r} leaves nothing to redact; say 'none' "
                            "if that is what you want")
     return frozenset(chosen)
+
+
+def resolve_phone_regions(value: str) -> tuple[str, ...]:
+    """The regions of `--phone-regions`: a full list (`US,GB`), or `default` with `+XX`
+    to add and `-XX` to remove regions (`default,+VN`)."""
+    regions: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if item.lower() == DEFAULT_LABELS_WORD:
+            regions += DEFAULT_PHONE_REGIONS
+        elif item.startswith("-"):
+            regions = [r for r in regions if r.upper() != item[1:].strip().upper()]
+        elif item:
+            regions.append(item.lstrip("+").strip())
+    if not regions:
+        raise OptionsError(f"{value!r} names no region")
+    return tuple(regions)
 
 
 def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:

@@ -24,7 +24,7 @@ from larvatus import arguments, logs, preflight, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
-    pseudonym_key_source, resolve_redact_labels,
+    pseudonym_key_source, resolve_phone_regions, resolve_redact_labels,
 )
 from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
 from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
@@ -73,6 +73,24 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     if storage.is_local(output_dir) and os.path.exists(output_dir) \
             and not os.path.isdir(output_dir):
         raise OptionsError(f"--output {options.output} is a file; give a folder")
+    config = JobConfig(
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
+        input_format=options.input_format, id_field=options.id_field,
+        text_field=options.text_field, max_chars=options.max_chars,
+        processes_per_machine=processes_per_machine(options),
+        model_copies=options.model_copies, large_model=options.large_model,
+        **annotation_settings(options))
+    try:
+        config.handler()
+    except ValueError as error:
+        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
+    return config
+
+
+def annotation_settings(options) -> dict:
+    """The model and the settings of every annotation stage, checked: the JobConfig fields
+    that `larvatus run` and the in-process `larvatus.Redactor` share (same options, same checks)."""
     spec = load_model_spec(options.model)
     labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
     if not labels:
@@ -104,26 +122,15 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise _option_error("--redact-threshold", error) from error
     try:
         patterns = PatternSettings(labels=labels & set(PATTERN_LABELS),
-                                   phone_regions=tuple(_split_labels(options.phone_regions)))
+                                   phone_regions=resolve_phone_regions(options.phone_regions))
     except ValueError as error:
         raise _option_error("--phone-regions", error) from error
-    config = JobConfig(
-        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
-        text_ids=options.text_ids,
-        input_format=options.input_format, id_field=options.id_field,
-        text_field=options.text_field, max_chars=options.max_chars, spec=spec,
-        device=options.device, batch_tokens=options.batch_tokens,
+    return dict(
+        spec=spec, device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
-        patterns=patterns, decision=decision,
-        processes_per_machine=processes_per_machine(options),
-        model_copies=options.model_copies, large_model=options.large_model,
-        record_timeout=record_timeout, ml=ml_settings(options, spec))
-    try:
-        config.handler()
-    except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
-    return config
+        patterns=patterns, decision=decision, record_timeout=record_timeout,
+        ml=ml_settings(options, spec))
 
 
 def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
@@ -189,10 +196,6 @@ def processes_per_machine(options: PipelineOptions) -> int:
         return max(0, int(parallelism))
     except (TypeError, ValueError):
         return 1
-
-
-def _split_labels(value: str) -> list[str]:
-    return [label.strip() for label in value.split(",") if label.strip()]
 
 
 def _summary_options(config: JobConfig) -> dict:
