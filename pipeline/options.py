@@ -327,6 +327,28 @@ def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
     return source
 
 
+# What most runs need, shown first in `larvatus run --help` (argument names, in order).
+COMMON_OPTIONS = ("input", "output", "input_format", "text_field", "id_field", "model",
+                  "redact_labels", "placeholder", "keep_text", "overwrite")
+
+
 def help_text(prog: str = "larvatus run") -> str:
-    """--help for the Larvatus options, with a pointer to Beam's."""
-    return job_parser(prog).format_help()
+    """--help for the Larvatus options: the common ones first, each under one name (the
+    underscore spellings are accepted but not shown), with a pointer to Beam's."""
+    parser = job_parser(prog)
+    parser.usage = "%(prog)s --input FILES --output FOLDER [options] [Beam options]"
+    for action in parser._actions:  # pylint: disable=protected-access
+        shown = [name for name in action.option_strings if "_" not in name]
+        action.option_strings = shown or action.option_strings
+    groups = parser._action_groups  # pylint: disable=protected-access
+    common = parser.add_argument_group("Most used options")
+    groups.remove(common)
+    by_dest = {}
+    for group in groups:
+        by_dest.update({a.dest: a for a in group._group_actions if a.dest in COMMON_OPTIONS})
+        group._group_actions[:] = [a for a in group._group_actions if a.dest not in COMMON_OPTIONS]
+        if group.title == "Larvatus":
+            group.title = "More options"
+    common._group_actions[:] = [by_dest[dest] for dest in COMMON_OPTIONS]
+    groups.insert(2, common)
+    return parser.format_help()
