@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -18,7 +19,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
-from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
@@ -294,7 +295,10 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         config.spec, device=config.device,
         embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
         else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
-    LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
+    LOG.info("model: %s (%s), %s labels, running on %s", config.spec.name,
+             "the built-in English model" if config.spec.location == EMBEDDED_DEFAULT
+             else config.spec.location, "/".join(config.spec.scheme.entity_types),
+             "the GPU (CUDA)" if probe.device == "cuda" else "the CPU")
     launcher_device = probe.device
     del probe
     staging = storage.new_staging_dir(config.output_dir)
@@ -350,13 +354,24 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     return summary
 
 
+def next_step_command(prog: str) -> str:
+    """How the user runs `larvatus` from their own shell, for the printed next step:
+    $LARVATUS_COMMAND (./run_local.sh sets it), `larvatus` when that is on PATH, else
+    this interpreter's `python -m larvatus.cli`."""
+    if os.environ.get("LARVATUS_COMMAND"):
+        return os.environ["LARVATUS_COMMAND"]
+    if shutil.which("larvatus"):
+        return prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return f"{sys.executable} -m larvatus.cli"
+
+
 def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
     """What a finished job prints on stdout: counts, where things are, what to run next."""
     entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
         summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
     dead = summary["dead_lettered"]
     reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
-    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    command = next_step_command(prog)
     return [
         f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
