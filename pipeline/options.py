@@ -60,15 +60,18 @@ class LarvatusOptions(PipelineOptions):
                            help="Output directory for Parquet files and _SUMMARY.json (required).")
         group.add_argument(
             "--input-format", "--input_format", dest="input_format", default="auto",
-            choices=("auto", "jsonl", "text", "parquet"),
-            help="jsonl: one JSON object a line; text: one document a file (id = path); "
-                 "parquet: one document a row. auto (default) reads it from each file's "
-                 "extension (.jsonl/.json/.ndjson, .parquet, else text).")
+            choices=("auto", "jsonl", "csv", "tsv", "text", "parquet"),
+            help="jsonl: one JSON object a line; csv, tsv: one document a row, with a header "
+                 "row; text: one document a file (id = path); parquet: one document a row. "
+                 "auto (default) reads it from each file's extension (.jsonl/.json/.ndjson, "
+                 ".csv, .tsv/.tab, .parquet, else text).")
         group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
-                           help="Field holding the document id (jsonl, parquet). Default: id. "
-                                "A record without one takes its source (file:line) as id.")
+                           help="Field or column holding the document id (jsonl, csv, tsv, "
+                                "parquet). Default: id. A record without one takes its "
+                                "source (file:line, file#row=N) as id.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
-                           help="Field holding the text (jsonl, parquet). Default: text.")
+                           help="Field or column holding the text (jsonl, csv, tsv, parquet). "
+                                "Default: text.")
         group.add_argument("--model", default=EMBEDDED_DEFAULT,
                            help="Model directory: a local path or any Beam filesystem "
                                 "(gs://, s3://, hdfs://...). Workers copy it once per "

@@ -74,6 +74,41 @@ def parquet_fields(path: str) -> dict[str, str]:
     return {field.name: str(field.type) for field in schema}
 
 
+def delimited_fields(path: str, fmt: str) -> dict[str, int]:
+    """The header of a CSV or TSV file: its column names (never a value)."""
+    import csv
+    import io
+
+    from larvatus.transforms.read import DELIMITERS
+
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
+        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="")
+        header = next(csv.reader(text, delimiter=DELIMITERS[fmt]), [])
+    return {name: 1 for name in header}
+
+
+def json_array_file(path: str) -> bool:
+    """Whether a file read as JSON Lines holds one JSON array (its first line opens one)."""
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
+        first = handle.readline(SAMPLE_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return first.startswith(b"[")
+
+
+def check_json_arrays(files: Sequence, input_format: str) -> None:
+    """Refuses a JSON file holding one array: Larvatus reads JSON Lines, one object a line."""
+    paths = [m.path for m in files if format_for_path(m.path, input_format) == "jsonl"]
+    for path in paths[:FILES_TRIED]:
+        try:
+            is_array = json_array_file(path)
+        except Exception:   # unreadable: the job dead-letters it
+            continue
+        if is_array:
+            raise OptionsError(
+                f"{path} holds a JSON array, but JSON input is read as JSON Lines: one "
+                f"object a line, such as {{\"id\": \"1\", \"text\": \"...\"}}. Convert it, "
+                f"e.g. with: jq -c '.[]' {path} > records.jsonl")
+
+
 def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[str, Any]:
     """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
     fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
@@ -133,6 +168,14 @@ def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
             raise OptionsError(
                 f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
                 f"columns: {_fields_text(columns)}.")
+    for fmt in ("csv", "tsv"):
+        path, columns = _first_readable(by_format.get(fmt, []),
+                                        lambda name, fmt=fmt: delimited_fields(name, fmt))
+        for option, name in wanted if columns else ():
+            if name not in columns:
+                raise OptionsError(
+                    f"{option} {name!r} is not a column of {path}; its header names: "
+                    f"{_fields_text(columns)}. Pass {option} with one of them.")
     path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
     if sample:
         objects, seen = sample

@@ -69,6 +69,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         files, options.input_format,
         options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
     preflight.check_text_ids(files, options.input_format, options.text_ids)
+    preflight.check_json_arrays(files, options.input_format)
     if not 0 <= options.max_dead_letter_ratio <= 1:
         raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
     if storage.is_local(output_dir) and os.path.exists(output_dir) \

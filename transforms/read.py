@@ -1,10 +1,12 @@
-"""Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
+"""Turn raw input records (JSONL lines, CSV/TSV rows, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
 import io
 import json
+import re
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from larvatus.transforms.records import DeadLetter, DeadLetterReason as Reason, Document
@@ -12,13 +14,15 @@ from larvatus.transforms.records import DeadLetter, DeadLetterReason as Reason, 
 ParseResult = Union[Document, DeadLetter]
 
 DEFAULT_MAX_CHARS = 2_000_000
-INPUT_FORMATS = ("jsonl", "text", "parquet")
+INPUT_FORMATS = ("jsonl", "csv", "tsv", "text", "parquet")
+DELIMITERS = {"csv": ",", "tsv": "\t"}
 # Every compression Beam names (apache_beam.io.filesystem.CompressionTypes), by suffix.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".deflate": "deflate", ".zst": "zstd",
                 ".zstd": "zstd", ".xz": "lzma", ".lzma": "lzma"}
 COMPRESSION_SUFFIXES = tuple(COMPRESSIONS)
 _EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
-               ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
+               ".text": "text", ".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
+               ".tsv": "tsv", ".tab": "tsv"}
 BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
 PARQUET_BATCH_ROWS = 1024
 
@@ -383,6 +387,48 @@ def read_parquet(
             row_number += 1
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")   # bytes that were not UTF-8 (surrogateescape)
+
+
+def parse_csv_row(row: dict[str, Any], source: str, id_field: str, text_field: str,
+                  max_chars: int = DEFAULT_MAX_CHARS) -> ParseResult:
+    """One CSV/TSV row (a dict by header, values decoded with surrogateescape) -> a Document."""
+    for value in (row.get(id_field), row.get(text_field)):
+        bad = _UNDECODED.search(value) if isinstance(value, str) else None
+        if bad:
+            return DeadLetter(source, Reason.INVALID_UTF8,
+                              f"invalid UTF-8 at character {bad.start()} of a field")
+    doc_id = row.get(id_field) or None
+    return validate_text(doc_id, row.get(text_field), source, max_chars)
+
+
+def read_delimited(
+    handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Iterator[ParseResult]:
+    """Parses a CSV or TSV file with a header row (the csv module: quoted fields may hold
+    delimiters, quotes and line breaks); a record's source is `path#row=N` (N from 0)."""
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    limit = max(csv.field_size_limit(), 4 * (max_chars + 1))
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)   # longer texts are dead-lettered as too_large, not an error
+    reader = csv.DictReader(text, delimiter=DELIMITERS[fmt])
+    number = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield DeadLetter(f"{path}#row={number}", Reason.TOO_LARGE
+                             if "field larger" in str(error) else Reason.UNREADABLE_FILE,
+                             f"CSV: {str(error)[:80]}")
+            number += 1
+            continue
+        yield parse_csv_row(row, f"{path}#row={number}", id_field, text_field, max_chars)
+        number += 1
+
+
 _GLOB_CHARS = "*?["
 
 
@@ -432,4 +478,6 @@ def read_records(
         return read_text(handle, source, max_chars)
     if fmt == "parquet":
         return read_parquet(handle, source, id_field, text_field, max_chars)
+    if fmt in DELIMITERS:
+        return read_delimited(handle, source, fmt, id_field, text_field, max_chars)
     raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")
