@@ -23,6 +23,7 @@ TRAIN = [
 # snippets that read the output folder are tested with them; presidio-analyzer: the
 # peers benchmark's tests run its driver on a tiny corpus (bench/peers.py).
 TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1",
+        "setuptools>=70.1",   # the wheel test builds a wheel offline (bdist_wheel built in)
         "presidio-analyzer>=2.2"]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
