@@ -72,6 +72,11 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
                            help="Field or column holding the text (jsonl, csv, tsv, parquet). "
                                 "Default: text.")
+        group.add_argument("--keep-fields", "--keep_fields", dest="keep_fields", default="",
+                           help="Other fields or columns of the input (jsonl, csv, tsv, "
+                                "parquet) carried into the annotations as string columns, "
+                                "comma-separated (e.g. lang,date). Copied as they are, NOT "
+                                "redacted: name only fields free of personal data.")
         group.add_argument("--model", default=EMBEDDED_DEFAULT,
                            help="Model directory: a local path or any Beam filesystem "
                                 "(gs://, s3://, hdfs://...). Workers copy it once per "
@@ -333,6 +338,21 @@ def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
 # What most runs need, shown first in `larvatus run --help` (argument names, in order).
 COMMON_OPTIONS = ("input", "output", "input_format", "text_field", "id_field", "model",
                   "redact_labels", "placeholder", "keep_text", "overwrite")
+
+
+def resolve_keep_fields(value: str, text_field: str) -> tuple[str, ...]:
+    """The `--keep-fields` names, refusing the text itself and the annotations' own columns."""
+    from larvatus.schemas import annotation_schema
+
+    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+    if text_field in names:
+        raise OptionsError(f"--keep-fields cannot carry the text field {text_field!r}: the "
+                           f"original text goes into the output only with --keep-text")
+    taken = sorted(set(names) & set(annotation_schema(True, True, True).names))
+    if taken:
+        raise OptionsError(f"--keep-fields {', '.join(taken)}: the annotations have columns of "
+                           f"that name already")
+    return names
 
 
 def help_text(prog: str = "larvatus run") -> str:

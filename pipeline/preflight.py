@@ -142,21 +142,34 @@ def check_text_ids(files: Sequence, input_format: str, text_ids: str) -> None:
             f"whose source is the file's path relative to the input's base folder")
 
 
+def _check_kept(keep_fields: Sequence[str], seen: set[str]) -> None:
+    """Refuses a --keep-fields name that no sampled file has (nothing was sampled: no check)."""
+    missing = [name for name in keep_fields if seen and name not in seen]
+    if missing:
+        raise OptionsError(
+            f"--keep-fields {', '.join(missing)}: in none of the input files looked at; their "
+            f"fields: {_fields_text(seen)}.")
+
+
 def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
-                 text_field: str) -> None:
+                 text_field: str, keep_fields: Sequence[str] = ()) -> None:
     """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.
 
     Looks at the schema of the first readable Parquet file and the first records of
     the first JSONL file holding JSON objects (a few files are tried; when none can be
     read there is nothing to check and the job dead-letters them). `id_field` None
     means the default: `id` when present, else the record's source, so it is not checked.
+    A `keep_fields` name must be in one of those samples at least (formats may differ;
+    a record lacking one gets null).
     """
     by_format: dict[str, list[str]] = {}
     for metadata in files:
         by_format.setdefault(format_for_path(metadata.path, input_format), []).append(
             metadata.path)
     wanted = [("--text-field", text_field)] + ([("--id-field", id_field)] if id_field else [])
+    seen_anywhere: set[str] = set()
     path, columns = _first_readable(by_format.get("parquet", []), parquet_fields)
+    seen_anywhere |= set(columns or ())
     if columns:
         for option, name in wanted:
             if name not in columns:
@@ -171,12 +184,15 @@ def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
     for fmt in ("csv", "tsv"):
         path, columns = _first_readable(by_format.get(fmt, []),
                                         lambda name, fmt=fmt: delimited_fields(name, fmt))
+        seen_anywhere |= set(columns or ())
         for option, name in wanted if columns else ():
             if name not in columns:
                 raise OptionsError(
                     f"{option} {name!r} is not a column of {path}; its header names: "
                     f"{_fields_text(columns)}. Pass {option} with one of them.")
     path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
+    seen_anywhere |= set(sample[1] if sample else ())
+    _check_kept(keep_fields, seen_anywhere)
     if sample:
         objects, seen = sample
         for option, name in wanted:

@@ -25,7 +25,7 @@ from larvatus import arguments, logs, preflight, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
-    pseudonym_key_source, resolve_phone_regions, resolve_redact_labels,
+    pseudonym_key_source, resolve_keep_fields, resolve_phone_regions, resolve_redact_labels,
 )
 from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
 from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
@@ -65,9 +65,11 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     files = preflight.input_files(input_pattern)
     if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    keep_fields = resolve_keep_fields(options.keep_fields, options.text_field)
     preflight.check_fields(
         files, options.input_format,
-        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
+        keep_fields)
     preflight.check_text_ids(files, options.input_format, options.text_ids)
     preflight.check_json_arrays(files, options.input_format)
     if not 0 <= options.max_dead_letter_ratio <= 1:
@@ -82,7 +84,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         text_field=options.text_field, max_chars=options.max_chars,
         processes_per_machine=processes_per_machine(options),
         model_copies=options.model_copies, large_model=options.large_model,
-        **annotation_settings(options))
+        keep_fields=keep_fields, **annotation_settings(options))
     try:
         config.handler()
     except ValueError as error:

@@ -140,8 +140,9 @@ class ReadRecords(beam.DoFn):
 
     def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
                  base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
-                 text_id_key: Optional[KeySource] = None):
+                 text_id_key: Optional[KeySource] = None, keep_fields: tuple[str, ...] = ()):
         self._progress_dir = progress_dir
+        self._keep_fields = keep_fields
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
@@ -176,7 +177,7 @@ class ReadRecords(beam.DoFn):
                 handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
                     handle, path, fmt, self._id_field, self._text_field, self._max_chars,
-                    source=source)
+                    source=source, keep_fields=self._keep_fields)
                 while True:
                     with timer:
                         result = next(records, StopIteration)
