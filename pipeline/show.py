@@ -53,7 +53,7 @@ class IncompleteRun(Exception):
 
 
 class NoRunThere(IncompleteRun):
-    """The folder is missing or holds nothing of a run: a wrong argument (exit status 2, as `run`)."""
+    """The folder does not exist: a wrong argument (exit status 2, as `run` gives)."""
 
     status = 2
 
@@ -70,8 +70,8 @@ def finished_summary(output_dir: str) -> dict:
         if not leftovers:
             if storage.is_local(output_dir) and not os.path.isdir(output_dir):
                 raise NoRunThere(f"{output_dir}: no such folder (give a finished job's --output)")
-            raise NoRunThere(f"{output_dir}: no Larvatus run there (no {SUMMARY_NAME} "
-                             f"and none of a run's files)")
+            raise IncompleteRun(f"{output_dir}: no Larvatus run there (no {SUMMARY_NAME} "
+                                f"and none of a run's files)")
         raise IncompleteRun(
             f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
             f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
