@@ -117,7 +117,7 @@ class Redactor:
         with self._lock:
             for start in range(0, len(documents), CHUNK_DOCUMENTS):
                 chunk = documents[start:start + CHUNK_DOCUMENTS]
-                for offset, annotated in enumerate(self._annotate_chunk(chunk, start)):
+                for annotated in self._annotate_chunk(chunk, start):
                     rows.append(schemas.annotation_row(
                         annotated, self.model_info, self._keep_text,
                         **schemas.ml_columns(self._ml)))
@@ -144,7 +144,8 @@ class Redactor:
         """The stages of the Beam graph (larvatus.graph.AnnotateDocuments), in its order."""
         encoded = []
         for index, document in enumerate(documents, first):
-            segmented = self._step(index, document, Reason.SEGMENT_ERROR, segment_lib.segment, document)
+            segmented = self._step(index, document, Reason.SEGMENT_ERROR, segment_lib.segment,
+                                   document)
             encoded.append(self._step(index, document, Reason.ENCODE_ERROR, encode_lib.encode,
                                       segmented, self._tokenizer, self._encode))
         results = self._handler.run_inference(encoded, self._model)
@@ -154,8 +155,8 @@ class Redactor:
                                 self._aggregation, self._decision, self._ml)
             tagged = self._step(index, document, Reason.PATTERN_ERROR, annotate_lib.add_patterns,
                                 tagged, self._patterns)
-            annotated = self._step(index, document, Reason.REDACT_ERROR, annotate_lib.redact_document,
-                                   tagged, self._policy)
+            annotated = self._step(index, document, Reason.REDACT_ERROR,
+                                   annotate_lib.redact_document, tagged, self._policy)
             annotated = self._step(index, document, Reason.AUDIT_ERROR, annotate_lib.audit_document,
                                    annotated)
             if self._ml is not None:
