@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv if needed, then run the sample job (no arguments), the test suite (`test`),
-# or the pipeline with your own arguments (anything else).
+# a larvatus command (`show OUT`, `report OUT`, `evaluate`, `export`), or the pipeline with
+# your own arguments (anything else: `./run_local.sh --input 'corpus/*.jsonl' --output out/`).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -41,9 +42,19 @@ if [ "${1:-}" = "test" ]; then
 fi
 
 install ""
+# The next step a finished run prints is a command that works from the user's shell.
+export LARVATUS_COMMAND=./run_local.sh
+case "${1:-}" in
+  show|report|evaluate|export|train|help|--help|-h|--version|-V)
+    exec python -m larvatus.cli "$@" ;;
+  run) shift ;;
+esac
 if [ $# -gt 0 ]; then
   exec python -m larvatus.run "$@"
 fi
 OUT=output/sample
 python -m larvatus.run --input pipeline/sample/news.jsonl --output "$OUT" --overwrite
 python -m larvatus.show "$OUT"
+echo
+echo "next: ./run_local.sh report $OUT   (the HTML report), or in your shell:"
+echo "      source .venv/bin/activate   then   larvatus show $OUT"

@@ -28,6 +28,7 @@ AWS = ["boto3>=1.26,<2"]
 GCP = ["apache-beam[gcp]>=2.60,<3"]
 # moto[server]: a real S3 server on the loopback for the remote-storage tests.
 TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1",
+        "setuptools>=70.1",   # the wheel test builds a wheel offline (bdist_wheel built in)
         "presidio-analyzer>=2.2", *AWS, "moto[server]>=5"]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]

@@ -234,7 +234,7 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
                 f"{self._spec.location}: the graph predicts {num_labels} labels but the "
                 f"config lists {len(self._spec.labels)}.")
         threads, spinning = self.session_threads()
-        LOG.info("Larvatus model %s runs on %s (%s) in %s, %s intra-op threads, spinning %s",
+        LOG.debug("Larvatus model %s runs on %s (%s) in %s, %s intra-op threads, spinning %s",
                  self._spec.name, device, session.get_providers()[0], where(),
                  threads or "ONNX Runtime's default", "on" if spinning else "off")
         batch_tokens = self._batch_tokens or (

@@ -1,4 +1,4 @@
-"""The Larvatus job: options, Parquet schemas, the Beam graph and its entry points."""
+"""The Larvatus job: options, Parquet schemas, the Beam graph and its entry points; `Redactor` for use in-process."""
 
 from larvatus.models import beam_imports  # noqa: F401,E402  (before any apache_beam.ml import)
 from larvatus.logs import install_noise_filter
@@ -6,3 +6,15 @@ from larvatus.logs import install_noise_filter
 # Beam logs "apitools not found" through the root logger when it is imported, on every
 # command (--help included); it says nothing about a Larvatus job.
 install_noise_filter()
+
+__all__ = ["Redactor", "DocumentError"]
+
+
+def __getattr__(name: str):
+    """`larvatus.Redactor` and `larvatus.DocumentError`, imported on first use so that
+    `import larvatus` stays light (the API loads Beam's option parser and ONNX Runtime)."""
+    if name in __all__:
+        from larvatus import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'larvatus' has no attribute {name!r}")

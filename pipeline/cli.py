@@ -51,13 +51,32 @@ def usage() -> str:
             f"  -V, --version  show the version and exit\n\n{EXAMPLES}")
 
 
+# Message options a command takes; before the command (`larvatus -v run ...`) they are
+# handed to it as if written after it.
+MESSAGE_OPTIONS = ("-q", "--quiet", "--verbose")
+
+
+def _leading_message_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(-v, -vv, -q... written before the command, the rest of the command line)."""
+    leading = []
+    while argv and (argv[0] in MESSAGE_OPTIONS
+                    or (argv[0].startswith("-v") and set(argv[0][1:]) == {"v"})):
+        leading.append(argv[0])
+        argv = argv[1:]
+    return leading, argv
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Dispatches `larvatus COMMAND ARGS...` to the command's own main; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         print(usage(), file=sys.stderr)
         return 2
-    first, rest = argv[0], argv[1:]
+    leading, argv = _leading_message_options(argv)
+    if not argv:
+        print(usage(), file=sys.stderr)
+        return 2
+    first, rest = argv[0], [*leading, *argv[1:]]
     if first == "help" and rest and rest[0] in COMMANDS:   # `larvatus help run`
         first, rest = rest[0], ["--help"]
     if first in ("-h", "--help", "help"):

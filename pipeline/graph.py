@@ -62,6 +62,7 @@ class JobConfig:
     ml: Optional[MlSettings] = None   # --emit-token-ids / --emit-embeddings; None: neither
     # The job's filesystem options (S3 endpoint, keys...), which every worker stage carries
     store: remote.StoreOptions = remote.StoreOptions()
+    keep_fields: tuple[str, ...] = ()   # input fields carried into the annotations as is
 
     @property
     def window_length(self) -> int:
@@ -146,7 +147,8 @@ class ReadDocuments(beam.PTransform):
             | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
                 base=config.input_base, hash_text_ids=config.text_ids == "hash",
-                progress_dir=config.progress_dir, text_id_key=config.policy.key_source))
+                progress_dir=config.progress_dir, text_id_key=config.policy.key_source,
+                keep_fields=config.keep_fields))
             .with_outputs(stages.DEAD, main="ok"))
 
 
@@ -241,7 +243,8 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
          config.model_info, config.keep_text, config.progress_dir, config.ml))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
          StorePath(join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX), config.store),
-         schemas.annotation_schema(config.keep_text, **schemas.ml_columns(config.ml)),
+         schemas.annotation_schema(config.keep_text, **schemas.ml_columns(config.ml),
+                                   kept=config.keep_fields),
          file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead

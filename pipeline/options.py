@@ -61,15 +61,23 @@ class LarvatusOptions(PipelineOptions):
                            help="Output directory for Parquet files and _SUMMARY.json (required).")
         group.add_argument(
             "--input-format", "--input_format", dest="input_format", default="auto",
-            choices=("auto", "jsonl", "text", "parquet"),
-            help="jsonl: one JSON object a line; text: one document a file (id = path); "
-                 "parquet: one document a row. auto (default) reads it from each file's "
-                 "extension (.jsonl/.json/.ndjson, .parquet, else text).")
+            choices=("auto", "jsonl", "csv", "tsv", "text", "parquet"),
+            help="jsonl: one JSON object a line; csv, tsv: one document a row, with a header "
+                 "row; text: one document a file (id = path); parquet: one document a row. "
+                 "auto (default) reads it from each file's extension (.jsonl/.json/.ndjson, "
+                 ".csv, .tsv/.tab, .parquet, else text).")
         group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
-                           help="Field holding the document id (jsonl, parquet). Default: id. "
-                                "A record without one takes its source (file:line) as id.")
+                           help="Field or column holding the document id (jsonl, csv, tsv, "
+                                "parquet). Default: id. A record without one takes its "
+                                "source (file:line, file#row=N) as id.")
         group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
-                           help="Field holding the text (jsonl, parquet). Default: text.")
+                           help="Field or column holding the text (jsonl, csv, tsv, parquet). "
+                                "Default: text.")
+        group.add_argument("--keep-fields", "--keep_fields", dest="keep_fields", default="",
+                           help="Other fields or columns of the input (jsonl, csv, tsv, "
+                                "parquet) carried into the annotations as string columns, "
+                                "comma-separated (e.g. lang,date). Copied as they are, NOT "
+                                "redacted: name only fields free of personal data.")
         group.add_argument("--model", default=EMBEDDED_DEFAULT,
                            help="Model directory: a local path or any Beam filesystem "
                                 "(gs://, s3://, hdfs://...). Workers copy it once per "
@@ -99,8 +107,9 @@ class LarvatusOptions(PipelineOptions):
         group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
                            default=",".join(DEFAULT_PHONE_REGIONS),
                            help="Regions whose national phone formats are recognised (numbers "
-                                "written with +country code are found whatever the region). "
-                                f"Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
+                                "written with +country code are found whatever the region): a "
+                                "list (US,GB), or 'default' with +XX/-XX to add or remove one "
+                                f"(default,+VN). Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
         group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
                            help="label: [PER]; indexed: [PER_1], numbered per document, the "
                                 "same surface form getting the same number; pseudonym: "
@@ -293,6 +302,22 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
     return frozenset(chosen)
 
 
+def resolve_phone_regions(value: str) -> tuple[str, ...]:
+    """The regions of `--phone-regions`: a full list (`US,GB`), or `default` with `+XX`
+    to add and `-XX` to remove regions (`default,+VN`)."""
+    regions: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if item.lower() == DEFAULT_LABELS_WORD:
+            regions += DEFAULT_PHONE_REGIONS
+        elif item.startswith("-"):
+            regions = [r for r in regions if r.upper() != item[1:].strip().upper()]
+        elif item:
+            regions.append(item.lstrip("+").strip())
+    if not regions:
+        raise OptionsError(f"{value!r} names no region")
+    return tuple(regions)
+
+
 def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
     """Where workers will read the pseudonym key, checked now so that a missing key fails at start.
 
@@ -319,6 +344,43 @@ def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
     return source
 
 
+# What most runs need, shown first in `larvatus run --help` (argument names, in order).
+COMMON_OPTIONS = ("input", "output", "input_format", "text_field", "id_field", "model",
+                  "redact_labels", "placeholder", "keep_text", "overwrite")
+
+
+def resolve_keep_fields(value: str, text_field: str) -> tuple[str, ...]:
+    """The `--keep-fields` names, refusing the text itself and the annotations' own columns."""
+    from larvatus.schemas import annotation_schema
+
+    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+    if text_field in names:
+        raise OptionsError(f"--keep-fields cannot carry the text field {text_field!r}: the "
+                           f"original text goes into the output only with --keep-text")
+    taken = sorted(set(names) & set(annotation_schema(True, True, True).names))
+    if taken:
+        raise OptionsError(f"--keep-fields {', '.join(taken)}: the annotations have columns of "
+                           f"that name already")
+    return names
+
+
 def help_text(prog: str = "larvatus run") -> str:
-    """--help for the Larvatus options, with a pointer to Beam's."""
-    return job_parser(prog).format_help()
+    """--help for the Larvatus options: the common ones first, each under one name (the
+    underscore spellings are accepted but not shown), with a pointer to Beam's."""
+    parser = job_parser(prog)
+    parser.usage = "%(prog)s --input FILES --output FOLDER [options] [Beam options]"
+    for action in parser._actions:  # pylint: disable=protected-access
+        shown = [name for name in action.option_strings if "_" not in name]
+        action.option_strings = shown or action.option_strings
+    groups = parser._action_groups  # pylint: disable=protected-access
+    common = parser.add_argument_group("Most used options")
+    groups.remove(common)
+    by_dest = {}
+    for group in groups:
+        by_dest.update({a.dest: a for a in group._group_actions if a.dest in COMMON_OPTIONS})
+        group._group_actions[:] = [a for a in group._group_actions if a.dest not in COMMON_OPTIONS]
+        if group.title == "Larvatus":
+            group.title = "More options"
+    common._group_actions[:] = [by_dest[dest] for dest in COMMON_OPTIONS]
+    groups.insert(2, common)
+    return parser.format_help()

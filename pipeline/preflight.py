@@ -74,6 +74,41 @@ def parquet_fields(path: str) -> dict[str, str]:
     return {field.name: str(field.type) for field in schema}
 
 
+def delimited_fields(path: str, fmt: str) -> dict[str, int]:
+    """The header of a CSV or TSV file: its column names (never a value)."""
+    import csv
+    import io
+
+    from larvatus.transforms.read import DELIMITERS
+
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
+        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="")
+        header = next(csv.reader(text, delimiter=DELIMITERS[fmt]), [])
+    return {name: 1 for name in header}
+
+
+def json_array_file(path: str) -> bool:
+    """Whether a file read as JSON Lines holds one JSON array (its first line opens one)."""
+    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
+        first = handle.readline(SAMPLE_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return first.startswith(b"[")
+
+
+def check_json_arrays(files: Sequence, input_format: str) -> None:
+    """Refuses a JSON file holding one array: Larvatus reads JSON Lines, one object a line."""
+    paths = [m.path for m in files if format_for_path(m.path, input_format) == "jsonl"]
+    for path in paths[:FILES_TRIED]:
+        try:
+            is_array = json_array_file(path)
+        except Exception:   # unreadable: the job dead-letters it
+            continue
+        if is_array:
+            raise OptionsError(
+                f"{path} holds a JSON array, but JSON input is read as JSON Lines: one "
+                f"object a line, such as {{\"id\": \"1\", \"text\": \"...\"}}. Convert it, "
+                f"e.g. with: jq -c '.[]' {path} > records.jsonl")
+
+
 def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[str, Any]:
     """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
     fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
@@ -107,21 +142,34 @@ def check_text_ids(files: Sequence, input_format: str, text_ids: str) -> None:
             f"whose source is the file's path relative to the input's base folder")
 
 
+def _check_kept(keep_fields: Sequence[str], seen: set[str]) -> None:
+    """Refuses a --keep-fields name that no sampled file has (nothing was sampled: no check)."""
+    missing = [name for name in keep_fields if seen and name not in seen]
+    if missing:
+        raise OptionsError(
+            f"--keep-fields {', '.join(missing)}: in none of the input files looked at; their "
+            f"fields: {_fields_text(seen)}.")
+
+
 def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
-                 text_field: str) -> None:
+                 text_field: str, keep_fields: Sequence[str] = ()) -> None:
     """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.
 
     Looks at the schema of the first readable Parquet file and the first records of
     the first JSONL file holding JSON objects (a few files are tried; when none can be
     read there is nothing to check and the job dead-letters them). `id_field` None
     means the default: `id` when present, else the record's source, so it is not checked.
+    A `keep_fields` name must be in one of those samples at least (formats may differ;
+    a record lacking one gets null).
     """
     by_format: dict[str, list[str]] = {}
     for metadata in files:
         by_format.setdefault(format_for_path(metadata.path, input_format), []).append(
             metadata.path)
     wanted = [("--text-field", text_field)] + ([("--id-field", id_field)] if id_field else [])
+    seen_anywhere: set[str] = set()
     path, columns = _first_readable(by_format.get("parquet", []), parquet_fields)
+    seen_anywhere |= set(columns or ())
     if columns:
         for option, name in wanted:
             if name not in columns:
@@ -133,7 +181,18 @@ def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
             raise OptionsError(
                 f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
                 f"columns: {_fields_text(columns)}.")
+    for fmt in ("csv", "tsv"):
+        path, columns = _first_readable(by_format.get(fmt, []),
+                                        lambda name, fmt=fmt: delimited_fields(name, fmt))
+        seen_anywhere |= set(columns or ())
+        for option, name in wanted if columns else ():
+            if name not in columns:
+                raise OptionsError(
+                    f"{option} {name!r} is not a column of {path}; its header names: "
+                    f"{_fields_text(columns)}. Pass {option} with one of them.")
     path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
+    seen_anywhere |= set(sample[1] if sample else ())
+    _check_kept(keep_fields, seen_anywhere)
     if sample:
         objects, seen = sample
         for option, name in wanted:

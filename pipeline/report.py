@@ -132,9 +132,10 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
         "their placeholders highlighted (spaCy displaCy). The original text appears only "
         "if the run kept it (--keep-text), under a warning banner.",
         epilog="examples:\n  larvatus report out/            # writes out/report.html\n"
-               "  larvatus report out/ --html /tmp/r.html --samples 10")
+               "  larvatus report out/ --output /tmp/r.html --samples 10")
     parser.add_argument("output_dir", help="A finished job's --output folder.")
-    parser.add_argument("--html", default=None,
+    parser.add_argument("--output", "-o", "--html", dest="html", default=None,
+                        metavar="FILE",
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
     parser.add_argument("--samples", type=int, default=5,
                         help="Documents shown, riskiest first. Default: 5.")
@@ -151,7 +152,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
         page = build_report(args.output_dir, args.samples)
     except IncompleteRun as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
-        return 1
+        return error.status
     target = args.html or join(args.output_dir, REPORT_NAME)
     with open(target, "w", encoding="utf-8") if storage.is_local(target) else \
             _remote_text(target) as handle:

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -16,14 +17,14 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
-from larvatus.models.model_dir import ModelError, load_model_spec
+from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
 from larvatus.models.runners import available_cores, processes_per_machine, runs_locally
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, remote, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
-    pseudonym_key_source, resolve_redact_labels,
+    pseudonym_key_source, resolve_keep_fields, resolve_phone_regions, resolve_redact_labels,
 )
 from larvatus.progress import ProgressSettings, human_bytes
 from larvatus.sharing import SharingError, plan_sharing
@@ -64,15 +65,36 @@ def make_config(options: LarvatusOptions) -> JobConfig:
     files = preflight.input_files(input_pattern)
     if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    keep_fields = resolve_keep_fields(options.keep_fields, options.text_field)
     preflight.check_fields(
         files, options.input_format,
-        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
+        keep_fields)
     preflight.check_text_ids(files, options.input_format, options.text_ids)
+    preflight.check_json_arrays(files, options.input_format)
     if not 0 <= options.max_dead_letter_ratio <= 1:
         raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
     if storage.is_local(output_dir) and os.path.exists(output_dir) \
             and not os.path.isdir(output_dir):
         raise OptionsError(f"--output {options.output} is a file; give a folder")
+    config = JobConfig(
+        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
+        text_ids=options.text_ids,
+        input_format=options.input_format, id_field=options.id_field,
+        text_field=options.text_field, max_chars=options.max_chars,
+        processes_per_machine=processes_per_machine(options),
+        model_copies=options.model_copies, large_model=options.large_model,
+        keep_fields=keep_fields, **annotation_settings(options))
+    try:
+        config.handler()
+    except ValueError as error:
+        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
+    return config
+
+
+def annotation_settings(options) -> dict:
+    """The model and the settings of every annotation stage, checked: the JobConfig fields
+    that `larvatus run` and the in-process `larvatus.Redactor` share (same options, same checks)."""
     spec = load_model_spec(options.model)
     labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
     if not labels:
@@ -104,26 +126,15 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise _option_error("--redact-threshold", error) from error
     try:
         patterns = PatternSettings(labels=labels & set(pattern_labels()),
-                                   phone_regions=tuple(_split_labels(options.phone_regions)))
+                                   phone_regions=resolve_phone_regions(options.phone_regions))
     except ValueError as error:
         raise _option_error("--phone-regions", error) from error
-    config = JobConfig(
-        input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
-        text_ids=options.text_ids,
-        input_format=options.input_format, id_field=options.id_field,
-        text_field=options.text_field, max_chars=options.max_chars, spec=spec,
-        device=options.device, batch_tokens=options.batch_tokens,
+    return dict(
+        spec=spec, device=options.device, batch_tokens=options.batch_tokens,
         intra_op_threads=options.intra_op_threads, encode_settings=settings,
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
-        patterns=patterns, decision=decision,
-        processes_per_machine=processes_per_machine(options),
-        model_copies=options.model_copies, large_model=options.large_model,
-        record_timeout=record_timeout, ml=ml_settings(options, spec))
-    try:
-        config.handler()
-    except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
-    return config
+        patterns=patterns, decision=decision, record_timeout=record_timeout,
+        ml=ml_settings(options, spec))
 
 
 def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
@@ -180,10 +191,6 @@ def _with_sharing(argv: list, options: LarvatusOptions, pipeline_options: Pipeli
     return shared, dataclasses.replace(
         config, processes_per_machine=processes_per_machine(shared),
         model_copies=view.model_copies, large_model=view.large_model)
-
-
-def _split_labels(value: str) -> list[str]:
-    return [label.strip() for label in value.split(",") if label.strip()]
 
 
 def _summary_options(config: JobConfig) -> dict:
@@ -289,7 +296,10 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         config.spec, device=config.device,
         embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
         else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
-    LOG.debug("model %s loads on %s", config.spec.name, probe.device)   # the handler said so
+    LOG.info("model: %s (%s), %s labels, running on %s", config.spec.name,
+             "the built-in English model" if config.spec.location == EMBEDDED_DEFAULT
+             else config.spec.location, "/".join(config.spec.scheme.entity_types),
+             "the GPU (CUDA)" if probe.device == "cuda" else "the CPU")
     launcher_device = probe.device
     del probe
     pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
@@ -346,13 +356,24 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     return summary
 
 
+def next_step_command(prog: str) -> str:
+    """How the user runs `larvatus` from their own shell, for the printed next step:
+    $LARVATUS_COMMAND (./run_local.sh sets it), `larvatus` when that is on PATH, else
+    this interpreter's `python -m larvatus.cli`."""
+    if os.environ.get("LARVATUS_COMMAND"):
+        return os.environ["LARVATUS_COMMAND"]
+    if shutil.which("larvatus"):
+        return prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    return f"{sys.executable} -m larvatus.cli"
+
+
 def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
     """What a finished job prints on stdout: counts, where things are, what to run next."""
     entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
         summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
     dead = summary["dead_lettered"]
     reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
-    command = prog.rsplit(" ", 1)[0] if prog.startswith("larvatus ") else "larvatus"
+    command = next_step_command(prog)
     return [
         f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",

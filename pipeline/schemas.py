@@ -38,14 +38,15 @@ def ml_columns(ml) -> dict:
 
 
 def annotation_schema(keep_text: bool, token_ids: bool = False,
-                      embeddings: bool = False) -> pa.Schema:
+                      embeddings: bool = False, kept: tuple[str, ...] = ()) -> pa.Schema:
     """One row per annotated document.
 
     Offsets in `entities` are Python string indices (Unicode code points) into the
     original text, end-exclusive; offsets in `replacements` index `redacted_text`.
     `text` and `entities.text` exist only with --keep-text; `redacted_input_ids` only
     with --emit-token-ids; `embedding` and `entities.vector` only with --emit-embeddings
-    (null for a document or entity without any WordPiece).
+    (null for a document or entity without any WordPiece). `kept` names the input fields
+    carried as string columns (--keep-fields; null where a record lacks one).
     """
     fields = [
         pa.field("id", pa.string(), nullable=False),
@@ -62,6 +63,7 @@ def annotation_schema(keep_text: bool, token_ids: bool = False,
         fields.append(pa.field("redacted_input_ids", pa.list_(pa.int32()), nullable=False))
     if embeddings:
         fields.append(pa.field("embedding", pa.list_(pa.float32()), nullable=True))
+    fields += [pa.field(name, pa.string(), nullable=True) for name in kept]
     return pa.schema(fields)
 
 
@@ -110,6 +112,7 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool,
         row["redacted_input_ids"] = doc.ml.redacted_input_ids.tolist()
     if embeddings:
         row["embedding"] = _vector(doc.ml.embedding)
+    row.update(doc.document.fields)   # --keep-fields
     return row
 
 

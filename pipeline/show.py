@@ -1,6 +1,7 @@
 """Print where a job's output went, its counts, and a few redacted examples (never original text)."""
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
@@ -46,7 +47,15 @@ def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
 
 
 class IncompleteRun(Exception):
-    """The folder holds no finished run (no readable _SUMMARY.json)."""
+    """The folder holds no finished run (no readable _SUMMARY.json); `status` is the exit status."""
+
+    status = 1
+
+
+class NoRunThere(IncompleteRun):
+    """The folder does not exist: a wrong argument (exit status 2, as `run` gives)."""
+
+    status = 2
 
 
 def finished_summary(output_dir: str) -> dict:
@@ -59,6 +68,8 @@ def finished_summary(output_dir: str) -> dict:
     if summary is None:
         leftovers, _ = storage.previous_output(output_dir)
         if not leftovers:
+            if storage.is_local(output_dir) and not os.path.isdir(output_dir):
+                raise NoRunThere(f"{output_dir}: no such folder (give a finished job's --output)")
             raise IncompleteRun(f"{output_dir}: no Larvatus run there (no {SUMMARY_NAME} "
                                 f"and none of a run's files)")
         raise IncompleteRun(
@@ -136,7 +147,7 @@ def main(argv=None, prog: str = "larvatus show") -> int:
         print(show(args.output_dir, args.examples))
     except IncompleteRun as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
-        return 1
+        return error.status
     return 0
 
 

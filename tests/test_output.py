@@ -229,7 +229,9 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
 
 
 def test_show_names_a_missing_run_and_a_cut_summary_without_a_traceback(tmp_path, capsys):
-    assert show_module.main([str(tmp_path / "nothing")]) == 1
+    assert show_module.main([str(tmp_path / "nothing")]) == 2   # no such folder: as `run`
+    assert "no such folder" in capsys.readouterr().err
+    assert show_module.main([str(tmp_path)]) == 1
     assert "no Larvatus run there" in capsys.readouterr().err
     out = tmp_path / "out"
     out.mkdir()

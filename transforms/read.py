@@ -1,24 +1,29 @@
-"""Turn raw input records (JSONL lines, text files, Parquet rows) into Documents or DeadLetters."""
+"""Turn raw input records (JSONL lines, CSV/TSV rows, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
 import io
 import json
-from typing import IO, Any, Callable, Iterator, Optional, Union
+import re
+from dataclasses import replace
+from typing import IO, Any, Callable, Iterator, Optional, Sequence, Union
 
 from larvatus.transforms.records import DeadLetter, DeadLetterReason as Reason, Document
 
 ParseResult = Union[Document, DeadLetter]
 
 DEFAULT_MAX_CHARS = 2_000_000
-INPUT_FORMATS = ("jsonl", "text", "parquet")
+INPUT_FORMATS = ("jsonl", "csv", "tsv", "text", "parquet")
+DELIMITERS = {"csv": ",", "tsv": "\t"}
 # Every compression Beam names (apache_beam.io.filesystem.CompressionTypes), by suffix.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".deflate": "deflate", ".zst": "zstd",
                 ".zstd": "zstd", ".xz": "lzma", ".lzma": "lzma"}
 COMPRESSION_SUFFIXES = tuple(COMPRESSIONS)
 _EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
-               ".text": "text", ".parquet": "parquet", ".pq": "parquet"}
+               ".text": "text", ".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
+               ".tsv": "tsv", ".tab": "tsv"}
 BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
 PARQUET_BATCH_ROWS = 1024
 
@@ -253,9 +258,34 @@ def _coerce_id(value: Any, source: str) -> Union[str, DeadLetter, None]:
     return doc_id
 
 
+def kept_value(value: Any) -> Optional[str]:
+    """A --keep-fields value as the annotations carry it: text as it is (bytes that are not
+    UTF-8 as \\xNN escapes), other values as JSON, an absent field as None."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        raw = value.encode("utf-8", "surrogateescape")   # CSV bytes that were not UTF-8
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogatepass")     # a JSON "\ud800" escape
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def with_fields(result: ParseResult, record: dict[str, Any],
+                keep_fields: Sequence[str]) -> ParseResult:
+    """The Document carrying the record's --keep-fields (a DeadLetter as it is)."""
+    if not keep_fields or not isinstance(result, Document):
+        return result
+    return replace(result, fields=tuple((name, kept_value(record.get(name)))
+                                        for name in keep_fields))
+
+
 def parse_json_line(
     line: bytes, source: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
 ) -> ParseResult:
     """Parses one JSONL line (raw bytes) into a Document or a DeadLetter.
 
@@ -279,7 +309,8 @@ def parse_json_line(
     doc_id = _coerce_id(record.get(id_field), source)
     if isinstance(doc_id, DeadLetter):
         return doc_id
-    return validate_text(doc_id, record.get(text_field), source, max_chars)
+    return with_fields(validate_text(doc_id, record.get(text_field), source, max_chars),
+                       record, keep_fields)
 
 
 def parse_text_file(
@@ -297,7 +328,7 @@ def parse_text_file(
 
 def parse_row(
     row: dict[str, Any], source: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
 ) -> ParseResult:
     """Parses one Parquet row (already a Python dict) into a Document or a DeadLetter."""
     doc_id = _coerce_id(row.get(id_field), source)
@@ -310,7 +341,7 @@ def parse_row(
         except UnicodeDecodeError as error:
             return DeadLetter(
                 source, Reason.INVALID_UTF8, f"invalid UTF-8 at byte {error.start}", doc_id)
-    return validate_text(doc_id, text, source, max_chars)
+    return with_fields(validate_text(doc_id, text, source, max_chars), row, keep_fields)
 
 
 # Room in a JSONL line for everything but the text (id, other fields).
@@ -325,7 +356,7 @@ def jsonl_line_limit(max_chars: int) -> int:
 
 def read_jsonl(
     handle: IO[bytes], path: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
 ) -> Iterator[Optional[ParseResult]]:
     """Parses a JSONL stream line by line; yields `BLANK_LINE` for blank lines.
 
@@ -349,7 +380,7 @@ def read_jsonl(
             yield BLANK_LINE
             continue
         yield parse_json_line(line.rstrip(b"\r\n"), f"{path}:{number}", id_field, text_field,
-                              max_chars)
+                              max_chars, keep_fields)
 
 
 def read_text(handle: IO[bytes], path: str, max_chars: int = DEFAULT_MAX_CHARS) -> Iterator[ParseResult]:
@@ -369,18 +400,65 @@ def read_text(handle: IO[bytes], path: str, max_chars: int = DEFAULT_MAX_CHARS) 
 
 def read_parquet(
     handle: IO[bytes], path: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
 ) -> Iterator[ParseResult]:
     """Parses a Parquet file row by row, reading only the id and text columns."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(handle)
-    columns = [c for c in (id_field, text_field) if c in parquet.schema_arrow.names]
+    columns = [c for c in dict.fromkeys((id_field, text_field, *keep_fields))
+               if c in parquet.schema_arrow.names]
     row_number = 0
     for batch in parquet.iter_batches(columns=columns, batch_size=PARQUET_BATCH_ROWS):
         for row in batch.to_pylist():
-            yield parse_row(row, f"{path}#row={row_number}", id_field, text_field, max_chars)
+            yield parse_row(row, f"{path}#row={row_number}", id_field, text_field, max_chars,
+                            keep_fields)
             row_number += 1
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")   # bytes that were not UTF-8 (surrogateescape)
+
+
+def parse_csv_row(row: dict[str, Any], source: str, id_field: str, text_field: str,
+                  max_chars: int = DEFAULT_MAX_CHARS,
+                  keep_fields: Sequence[str] = ()) -> ParseResult:
+    """One CSV/TSV row (a dict by header, values decoded with surrogateescape) -> a Document."""
+    for value in (row.get(id_field), row.get(text_field)):
+        bad = _UNDECODED.search(value) if isinstance(value, str) else None
+        if bad:
+            return DeadLetter(source, Reason.INVALID_UTF8,
+                              f"invalid UTF-8 at character {bad.start()} of a field")
+    doc_id = row.get(id_field) or None
+    return with_fields(validate_text(doc_id, row.get(text_field), source, max_chars), row,
+                       keep_fields)
+
+
+def read_delimited(
+    handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
+    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
+) -> Iterator[ParseResult]:
+    """Parses a CSV or TSV file with a header row (the csv module: quoted fields may hold
+    delimiters, quotes and line breaks); a record's source is `path#row=N` (N from 0)."""
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    limit = max(csv.field_size_limit(), 4 * (max_chars + 1))
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)   # longer texts are dead-lettered as too_large, not an error
+    reader = csv.DictReader(text, delimiter=DELIMITERS[fmt])
+    number = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield DeadLetter(f"{path}#row={number}", Reason.TOO_LARGE
+                             if "field larger" in str(error) else Reason.UNREADABLE_FILE,
+                             f"CSV: {str(error)[:80]}")
+            number += 1
+            continue
+        yield parse_csv_row(row, f"{path}#row={number}", id_field, text_field, max_chars,
+                            keep_fields)
+        number += 1
 
 
 _GLOB_CHARS = "*?["
@@ -417,19 +495,24 @@ def hashed_name(name: str, key: Optional[bytes] = None) -> str:
 def read_records(
     handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
     max_chars: int = DEFAULT_MAX_CHARS, source: Optional[str] = None,
+    keep_fields: Sequence[str] = (),
 ) -> Iterator[Optional[ParseResult]]:
     """Documents, dead letters and blank lines of one file in the given format.
 
     `handle` is the file's raw bytes; a compressed file (by `path`'s suffix) is
     read through `open_decompressed`. Sources (and fallback ids) start with
-    `source`, by default `path`.
+    `source`, by default `path`. Documents carry the record's `keep_fields` (none for text).
     """
     handle = open_decompressed(handle, path)
     source = path if source is None else source
     if fmt == "jsonl":
-        return read_jsonl(handle, source, id_field, text_field, max_chars)
+        return read_jsonl(handle, source, id_field, text_field, max_chars, keep_fields)
     if fmt == "text":
-        return read_text(handle, source, max_chars)
+        return (with_fields(result, {}, keep_fields)
+                for result in read_text(handle, source, max_chars))
     if fmt == "parquet":
-        return read_parquet(handle, source, id_field, text_field, max_chars)
+        return read_parquet(handle, source, id_field, text_field, max_chars, keep_fields)
+    if fmt in DELIMITERS:
+        return read_delimited(handle, source, fmt, id_field, text_field, max_chars,
+                              keep_fields)
     raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")

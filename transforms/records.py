@@ -20,6 +20,8 @@ class Document:
     doc_id: str
     text: str = field(repr=False)  # never in logs or error messages
     source: str = ""
+    # --keep-fields: (name, value as text or None) carried into the annotations row as is
+    fields: tuple[tuple[str, Optional[str]], ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
         return f"Document(doc_id={self.doc_id!r}, source={self.source!r}, text=<{len(self.text)} chars>)"

@@ -6,7 +6,6 @@ import os
 import socket
 import threading
 import time
-from dataclasses import replace
 from typing import Any, Iterable, Optional, Union
 
 import apache_beam as beam
@@ -14,21 +13,21 @@ from apache_beam import pvalue
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
+from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import progress as progress_lib
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import segment as segment_lib
-from larvatus.transforms.audit import audit
 from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from larvatus.transforms.labels import LabelScheme
-from larvatus.transforms.realign import RedactionDecision, realign
+from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
-    InferenceFailure, SegmentedDocument, TaggedDocument, WindowPredictions,
+    SegmentedDocument, TaggedDocument,
 )
-from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyError, redact
+from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyError
 
 LOG = logging.getLogger(__name__)
 from larvatus.transforms.counters import (
@@ -141,8 +140,9 @@ class ReadRecords(beam.DoFn):
 
     def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
                  base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
-                 text_id_key: Optional[KeySource] = None):
+                 text_id_key: Optional[KeySource] = None, keep_fields: tuple[str, ...] = ()):
         self._progress_dir = progress_dir
+        self._keep_fields = keep_fields
         self._format = input_format
         self._id_field = id_field
         self._text_field = text_field
@@ -177,7 +177,7 @@ class ReadRecords(beam.DoFn):
                 handle = read_bytes.wrap(opened)
                 records = read_lib.read_records(
                     handle, path, fmt, self._id_field, self._text_field, self._max_chars,
-                    source=source)
+                    source=source, keep_fields=self._keep_fields)
                 while True:
                     with timer:
                         result = next(records, StopIteration)
@@ -343,19 +343,8 @@ class Realign(Stage):
 
     def step(self, keyed_result) -> Union[TaggedDocument, DeadLetter]:
         result = keyed_result[1]
-        encoded: EncodedDocument = result.example
-        if isinstance(result.inference, InferenceFailure):
-            document = encoded.segmented.document
-            return DeadLetter(document.source, Reason.INFERENCE_ERROR, result.inference.detail,
-                              document.doc_id)
-        probs, hidden = result.inference, None
-        if isinstance(probs, WindowPredictions):
-            probs, hidden = probs.probs, probs.hidden
-        spans = realign(encoded, probs, self._scheme, self._aggregation, self._decision)
-        pieces = None if self._ml is None else mlout_lib.pieces_of(
-            encoded, hidden, self._ml.embeddings)
-        return TaggedDocument(encoded.segmented, spans, encoded.num_pieces, len(encoded.windows),
-                              pieces=pieces)
+        return annotate_lib.tag(result.example, result.inference, self._scheme,
+                                self._aggregation, self._decision, self._ml)
 
 
 class DetectPatterns(Stage):
@@ -374,10 +363,7 @@ class DetectPatterns(Stage):
         return tagged.segmented.document
 
     def step(self, tagged: TaggedDocument) -> TaggedDocument:
-        text = tagged.segmented.document.text
-        found = patterns_lib.find_patterns(text, self._settings) if self._settings.labels else ()
-        found = tuple(replace(span, redacted=True) for span in found)
-        return replace(tagged, entities=patterns_lib.merge_spans(tagged.entities, found, text))
+        return annotate_lib.add_patterns(tagged, self._settings)
 
 
 def read_secret_file(path: str) -> bytes:
@@ -423,11 +409,7 @@ class Redact(Stage):
     def step(self, tagged: TaggedDocument) -> AnnotatedDocument:
         if self._loaded is None:
             self.setup()
-        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._loaded)
-        return AnnotatedDocument(
-            document=tagged.segmented.document, entities=entities, redacted_text=text,
-            replacements=replacements, num_words=tagged.segmented.num_words,
-            num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces)
+        return annotate_lib.redact_document(tagged, self._loaded)
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
         for entity in annotated.entities:
@@ -445,7 +427,7 @@ class AuditRedacted(Stage):
         return annotated.document
 
     def step(self, annotated: AnnotatedDocument) -> AnnotatedDocument:
-        return replace(annotated, audit=audit(annotated.redacted_text, annotated.replacements))
+        return annotate_lib.audit_document(annotated)
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
         for kind, value in annotated.audit.counts.items():
