@@ -27,7 +27,9 @@ from larvatus.options import (
     pseudonym_key_source, resolve_redact_labels,
 )
 from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
-from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
+from larvatus.summary import (
+    check_published, checks, dead_letter_failure, query_counters, summarize,
+)
 from larvatus.transforms.budget import check_record_timeout
 from larvatus.transforms.encode import default_overlap
 from larvatus.transforms.mlout import (
@@ -338,12 +340,15 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
                 config.spec.load_tokenizer(), [label for label, _ in config.ml.placeholder_ids])
             extra[ML_TOKENIZER_NAME] = extended.to_str(pretty=True).encode("utf-8")
     with _HeldInterrupt():
-        storage.publish(staging, config.output_dir, summary, extra)
+        storage.publish(staging, config.output_dir, summary, extra, verify=check_published)
     if not summary["metrics_available"]:
         LOG.error("%s; the output was written but is not known to be complete",
                   summary["checks"]["failures"][0])
     elif not summary["counts_add_up"]:
         LOG.error("%s", summary["checks"]["failures"][0])
+    for failure in summary["checks"]["failures"]:
+        if failure.startswith("the output holds"):
+            LOG.error("%s", failure)
     return summary
 
 
@@ -418,7 +423,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
     output_dir = storage.absolute(options.output)
     if not launcher.quiet:
         print("\n".join(_closing_lines(summary, output_dir, prog)))
-    status = 0 if summary["counts_add_up"] else 1
+    status = 0 if summary["counts_add_up"] and summary["checks"]["passed"] else 1
     failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
     if failure:
         print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "
