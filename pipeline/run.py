@@ -28,7 +28,7 @@ from larvatus.options import (
 )
 from larvatus.progress import ProgressSettings, human_bytes, is_local_runner
 from larvatus.summary import (
-    check_published, checks, dead_letter_failure, query_counters, summarize,
+    check_files_read, check_published, checks, dead_letter_failure, query_counters, summarize,
 )
 from larvatus.transforms.budget import check_record_timeout
 from larvatus.transforms.encode import default_overlap
@@ -63,9 +63,14 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise OptionsError(
             f"--input {options.input} is a folder; give a file pattern such as "
             f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    if options.id_field == options.text_field:
+        raise OptionsError(
+            f"--id-field and --text-field both name {options.text_field!r}: every id would be "
+            f"a copy of its whole text; name the id field, or leave --id-field out")
     files = preflight.input_files(input_pattern)
     if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_output_outside_input(input_pattern, files, output_dir)
     preflight.check_fields(
         files, options.input_format,
         options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field)
@@ -224,29 +229,32 @@ def _check_utf8(argv: Sequence[str]) -> None:
 
 
 class _SigintHandler:
-    """Installs `_on_sigint` for Ctrl-C inside a `with` block (main thread only), then
-    restores the previous handler; `seen` says whether one came."""
+    """Installs `_on_sigint` for Ctrl-C (SIGINT) and SIGTERM inside a `with` block (main
+    thread only), then restores the previous handlers; `seen` says whether one came."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.seen = False
-        self._previous = None
+        self._previous: dict = {}
 
     def _on_sigint(self, signum, frame):
         self.seen = True
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._previous = {s: signal.signal(s, self._on_sigint) for s in self.SIGNALS}
         return self
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous = {}
         return False
 
 
 class _InterruptFlag(_SigintHandler):
-    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+    """Remembers a Ctrl-C (SIGINT) or SIGTERM while the job runs, whatever Beam wraps it in."""
 
     def _on_sigint(self, signum, frame):
         self.seen = True
@@ -262,8 +270,8 @@ class _HeldInterrupt(_SigintHandler):
     def __exit__(self, *exc):
         super().__exit__(*exc)
         if self.seen:
-            LOG.warning("Ctrl-C came while the output was moved into place; it was held "
-                        "back until the move was done")
+            LOG.warning("an interrupt (Ctrl-C or SIGTERM) came while the output was moved "
+                        "into place; it was held back until the move was done")
         return False
 
 
@@ -277,7 +285,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     last, so its presence marks a complete run. A failed or interrupted run removes
     its staging folder and leaves the earlier output as it was.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
     _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
@@ -332,6 +340,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
+    check_files_read(summary, sum(1 for f in files if not f.path.endswith("/")))
     extra = {}
     if config.ml is not None:
         summary["ml_outputs"] = ml_outputs_summary(config)
@@ -347,7 +356,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     elif not summary["counts_add_up"]:
         LOG.error("%s", summary["checks"]["failures"][0])
     for failure in summary["checks"]["failures"]:
-        if failure.startswith("the output holds"):
+        if failure.startswith(("the output holds", "files listed")):
             LOG.error("%s", failure)
     return summary
 
@@ -389,7 +398,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
     not add up or could not be checked); 2 a bad command line, option, input or
     model (nothing ran); 130 interrupted.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
     checked, unchecked = arguments.split_unchecked(argv)
     if "-h" in checked or "--help" in checked:
         print(help_text(prog))

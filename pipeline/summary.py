@@ -139,3 +139,18 @@ def check_published(summary: dict, rows: dict[str, int]) -> None:
                f"may have written into the same --output at the same time")
     summary["checks"]["failures"].append(failure)
     summary["checks"]["passed"] = False
+
+
+def check_files_read(summary: dict, listed: int) -> None:
+    """Records how many files the launcher listed and the job read, and fails the summary's
+    checks when fewer were read: files that vanished after listing lost their records
+    without a dead letter."""
+    read = summary.get("beam_counters", {}).get("files_read")
+    summary["files"] = {"listed": listed, "read": read}
+    if not summary.get("metrics_available") or read is None or read >= listed:
+        return
+    summary["checks"]["failures"].append(
+        f"files listed at start: {listed:,}, files read: {read:,}; {listed - read:,} "
+        f"vanished (moved or deleted) while the job ran, and their records are in neither "
+        f"the output nor the dead letters")
+    summary["checks"]["passed"] = False
