@@ -84,11 +84,14 @@ def check_job_arguments(argv: Sequence[str], larvatus_parser: argparse.ArgumentP
 INTERRUPTED = 130
 
 
-def exit_with(status: int) -> NoReturn:
+def exit_with(status: int, hard: bool = False) -> NoReturn:
     """Ends a console script with `status`. After Ctrl-C (130) Beam's worker threads may
     still be unwinding and re-raise the interrupt at shutdown; the run's temporary files
-    are gone already, so the process leaves at once."""
-    if status == INTERRUPTED:
+    are gone already, so the process leaves at once. `hard` leaves at once too, for the
+    read-only commands (show, report): native threads of the libraries they load (gRPC,
+    Arrow) can abort the interpreter's shutdown ("terminate called without an active
+    exception", exit 134) after everything was printed."""
+    if status == INTERRUPTED or hard:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

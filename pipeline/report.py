@@ -173,4 +173,6 @@ class _remote_text:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from larvatus.arguments import exit_with
+
+    exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)

@@ -140,4 +140,6 @@ def main(argv=None, prog: str = "larvatus show") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from larvatus.arguments import exit_with
+
+    exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)
