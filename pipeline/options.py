@@ -27,7 +27,7 @@ DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
 TEXT_ID_CHOICES = ("path", "hash")
 PROGRESS_MODES = ("auto", "bar", "lines", "off")
 DEFAULT_PROGRESS_INTERVAL = 5.0
-MIN_PROGRESS_INTERVAL = 1.0
+MIN_PROGRESS_INTERVAL = 0.1
 
 
 def progress_interval(value: str) -> float:
@@ -37,6 +37,8 @@ def progress_interval(value: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be at least {MIN_PROGRESS_INTERVAL:g} second(s), not {value}")
     return seconds
+
+
 RUN_EXAMPLES = """examples:
   larvatus run --input 'corpus/*.jsonl' --output out/
   larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\

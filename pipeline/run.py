@@ -349,7 +349,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
                 config.spec.load_tokenizer(), [label for label, _ in config.ml.placeholder_ids])
             extra[ML_TOKENIZER_NAME] = extended.to_str(pretty=True).encode("utf-8")
     with _HeldInterrupt():
-        storage.publish(staging, config.output_dir, summary, extra, verify=check_published)
+        storage.publish(staging, config.output_dir, summary, extra, check_published)
     if not summary["metrics_available"]:
         LOG.error("%s; the output was written but is not known to be complete",
                   summary["checks"]["failures"][0])

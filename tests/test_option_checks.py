@@ -33,8 +33,8 @@ def source(tmp_path):
 
 @pytest.mark.parametrize("more, message", [
     (["--id-field", "text"], "--id-field and --text-field both name 'text'"),
-    (["--progress-interval", "0"], "--progress_interval: must be at least 1 second"),
-    (["--progress-interval", "nan"], "--progress_interval: must be at least 1 second"),
+    (["--progress-interval", "0"], "--progress_interval: must be at least 0.1 second"),
+    (["--progress-interval", "nan"], "--progress_interval: must be at least 0.1 second"),
     (["--pseudonym-key-file", "KEYFILE"], "--pseudonym-key-file is read only with --placeholder "
                                           "pseudonym"),
 ])
