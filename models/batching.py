@@ -52,6 +52,11 @@ def pad_batch(windows: Sequence[Window], pad_id: int = 0) -> dict[str, np.ndarra
     return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": type_ids}
 
 
+class NonFiniteOutput(ValueError):
+    """The model gave NaN or infinite values for a window (fp16 overflow, a broken export):
+    its tags cannot be read, and reading them as "no entity" would leave names visible."""
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     exp = np.exp(shifted)
@@ -82,7 +87,14 @@ def run_in_batches(
         hidden = None
         if isinstance(output, tuple):
             output, hidden = output
-        probs = softmax(np.asarray(output).astype(np.float32, copy=False))
+        output = np.asarray(output)
+        for row, i in enumerate(batch):
+            if not np.isfinite(output[row, :lengths[i]]).all() or (
+                    hidden is not None and not np.isfinite(hidden[row, :lengths[i]]).all()):
+                raise NonFiniteOutput(
+                    "the model's outputs are not finite (NaN or inf) for a window of "
+                    f"{lengths[i]} wordpieces")
+        probs = softmax(output.astype(np.float32, copy=False))
         for row, i in enumerate(batch):
             results[i] = probs[row, 1:lengths[i] - 1]
             if hidden is not None:

@@ -26,6 +26,8 @@ CUDA_BATCH_TOKENS = 65536
 # RunInference hands the handler at least this many tokens of documents at a time, so
 # that sorting their windows by length has enough to choose from.
 MIN_DOCUMENT_BATCH_TOKENS = 16384
+# What the start-up probe feeds the model to see that its outputs are finite numbers.
+PROBE_SENTENCE = "Jane Doe met John Smith of ACME Corp in London on 3 May 2021."
 
 
 @dataclass
@@ -241,9 +243,27 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             CUDA_BATCH_TOKENS if device == "cuda" else CPU_BATCH_TOKENS)
         per_window = on_cuda.batch_dependent if device == "cuda" else \
             self._spec.onnx_files["cpu"] in self._spec.batch_dependent_files
-        return LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
-                           io_binding=device == "cuda", windows_per_call=1 if per_window else None,
-                           output_names=output_names)
+        loaded = LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
+                             io_binding=device == "cuda", windows_per_call=1 if per_window else None,
+                             output_names=output_names)
+        self._probe_finite(loaded)
+        return loaded
+
+    def _probe_finite(self, loaded: LoadedModel) -> None:
+        """Runs the model once on a fixed sentence and refuses it when its outputs are NaN or
+        infinite (fp16 overflow on a GPU, a broken export): such a model tags nothing."""
+        ids = self._spec.load_tokenizer().encode(PROBE_SENTENCE).ids[:self._spec.max_length]
+        shape = (1, len(ids))
+        output = loaded.run({"input_ids": np.asarray([ids], dtype=np.int64),
+                             "attention_mask": np.ones(shape, dtype=np.int64),
+                             "token_type_ids": np.zeros(shape, dtype=np.int64)})
+        arrays = output if isinstance(output, tuple) else (output,)
+        if not all(np.isfinite(np.asarray(a)).all() for a in arrays):
+            raise ModelError(
+                f"on {where()}: model {self._spec.location} ({self._spec.onnx_files[loaded.device]}"
+                f" on {loaded.device}) gives NaN or infinite outputs for a plain sentence, so it "
+                f"would tag no entity at all. An fp16 graph can overflow: use its fp32 or int8 "
+                f"file for this device (the config's \"onnx\" map), or re-export the model.")
 
     def run_windows(self, model: LoadedModel, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces (through a proxy when shared)."""

@@ -121,8 +121,27 @@ class ModelSpec:
             type_ids=self.type_ids)
 
 
+def is_plain_name(name) -> bool:
+    """Whether `name` is a plain file name inside its folder: no folder part, no `..`, not absolute."""
+    return (isinstance(name, str) and name not in ("", ".", "..") and "\0" not in name
+            and not any(sep in name for sep in ("/", "\\", ":"))
+            and os.path.basename(name) == name and not os.path.isabs(name))
+
+
+def check_plain_names(names, label: str) -> None:
+    """Refuses any model file name that is not a plain name inside the model folder: a config
+    naming `../x.pth` or `/abs/x.onnx` must never read or write files outside that folder."""
+    bad = sorted({repr(n) for n in names if not is_plain_name(n)})
+    if bad:
+        raise ModelError(
+            f"{label}: the model config names file(s) outside the model folder: "
+            f"{', '.join(bad)[:300]}; every file must be a plain name inside the folder, "
+            f"such as \"model.onnx\". {HINT}")
+
+
 def hash_model_files(directory: str | os.PathLike, names) -> str:
     """sha256 over the named files of a directory: each file's name, then its bytes, by name."""
+    check_plain_names(names, str(directory))
     digest = hashlib.sha256()
     for name in sorted(set(names)):
         digest.update(Path(name).name.encode())
@@ -189,6 +208,7 @@ def _check_directory(path: Path, label: str) -> dict:
     onnx = _onnx_names(config)
     if not onnx.get("cpu"):
         raise ModelError(f"{label}: the config names no ONNX file. {HINT}")
+    check_plain_names(onnx.values(), label)
     missing = sorted({f for f in onnx.values() if not (path / f).is_file()})
     if missing:
         raise ModelError(f"{label}: ONNX file(s) missing: {', '.join(missing)}. {HINT}")
@@ -384,6 +404,7 @@ def resolve_model_dir(spec: ModelSpec) -> str:
 
 
 def _check_sha(spec: ModelSpec, local: Path, why: str) -> None:
+    check_plain_names(spec.files, f"on worker {where()}: model {spec.location}")
     missing = [name for name in spec.files if not (local / name).is_file()]
     if missing:
         raise ModelError(
@@ -423,6 +444,7 @@ def _fetch_into_cache(location: str, names, expected_sha: Optional[str], side: s
     must hash to it. Without (the launcher, which does not know the files' hash
     yet), the copy is hashed and filed under its own sha256.
     """
+    check_plain_names(names, f"on {side} {where()}: model {location}")
     root = cache_root() / "models"
     root.mkdir(parents=True, exist_ok=True)
     if expected_sha:
@@ -492,6 +514,7 @@ def _fetch_remote_for_launcher(location: str) -> Path:
         raise ModelError(f"cannot read the model config in {location}: {error}. {HINT}") from error
     onnx = _onnx_names(config) if config_name == CONFIG_NAME else {"cpu": "model.onnx"}
     names = sorted({config_name, TOKENIZER_NAME, *[n for n in onnx.values() if n]})
+    check_plain_names(names, f"on the launcher: model {location}")
     missing = [n for n in names if not filesystems.exists(filesystems.join(location, n))]
     if missing:
         raise ModelError(f"{location}: missing {', '.join(missing)}. {HINT}")

@@ -47,6 +47,26 @@ def split_unchecked(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+DASH_VALUED = ("--redact-labels", "--redact_labels")   # values that may start with "-"
+
+
+def attach_dash_values(argv: Sequence[str]) -> list[str]:
+    """`--redact-labels -PER` as `--redact-labels=-PER`: the documented `-LABEL` form would
+    otherwise read as an option to argparse and Beam alike."""
+    out: list[str] = []
+    argv = list(argv)
+    i = 0
+    while i < len(argv):
+        if argv[i] in DASH_VALUED and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and argv[i + 1][1:2].isalpha():
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def check_job_arguments(argv: Sequence[str], larvatus_parser: argparse.ArgumentParser) -> None:
     """Raises UsageError for an argument that is neither a Larvatus nor a Beam option.
 
@@ -64,11 +84,14 @@ def check_job_arguments(argv: Sequence[str], larvatus_parser: argparse.ArgumentP
 INTERRUPTED = 130
 
 
-def exit_with(status: int) -> NoReturn:
+def exit_with(status: int, hard: bool = False) -> NoReturn:
     """Ends a console script with `status`. After Ctrl-C (130) Beam's worker threads may
     still be unwinding and re-raise the interrupt at shutdown; the run's temporary files
-    are gone already, so the process leaves at once."""
-    if status == INTERRUPTED:
+    are gone already, so the process leaves at once. `hard` leaves at once too, for the
+    read-only commands (show, report): native threads of the libraries they load (gRPC,
+    Arrow) can abort the interpreter's shutdown ("terminate called without an active
+    exception", exit 134) after everything was printed."""
+    if status == INTERRUPTED or hard:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

@@ -100,9 +100,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
 
 
+READ_ONLY_COMMANDS = ("show", "report")   # they leave at once when done (see exit_with)
+
+
 def console_main() -> None:
     """The `larvatus` console script."""
-    exit_with(main())
+    status = main()
+    exit_with(status, hard=len(sys.argv) > 1 and sys.argv[1] in READ_ONLY_COMMANDS)
 
 
 if __name__ == "__main__":

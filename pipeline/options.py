@@ -28,6 +28,18 @@ DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
 TEXT_ID_CHOICES = ("path", "hash")
 PROGRESS_MODES = ("auto", "bar", "lines", "off")
 DEFAULT_PROGRESS_INTERVAL = 5.0
+MIN_PROGRESS_INTERVAL = 0.1
+
+
+def progress_interval(value: str) -> float:
+    """--progress-interval: seconds, at least MIN_PROGRESS_INTERVAL (0 would print without end)."""
+    seconds = float(value)
+    if not MIN_PROGRESS_INTERVAL <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_PROGRESS_INTERVAL:g} second(s), not {value}")
+    return seconds
+
+
 RUN_EXAMPLES = """examples:
   larvatus run --input 'corpus/*.jsonl' --output out/
   larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\
@@ -94,7 +106,7 @@ class LarvatusOptions(PipelineOptions):
                                 f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(pattern_labels())}); "
                                 "'default' = PER,LOC,ORG and every pattern label, DATE included; "
                                 "'all' = every model type and pattern label; '-LABEL' removes one "
-                                "(e.g. 'default,-DATE' keeps dates); 'none' turns redaction off "
+                                "(e.g. 'default,-DATE' or '-DATE' keeps dates); 'none' turns redaction off "
                                 "(with a warning). Default: default.")
         group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
                            type=float, default=DEFAULT_REDACT_THRESHOLD,
@@ -238,7 +250,7 @@ def add_launcher_args(parser: argparse.ArgumentParser) -> None:
                             "workers share this machine; other runners have their own "
                             "monitoring pages.")
     group.add_argument("--progress-interval", "--progress_interval", dest="progress_interval",
-                       type=float, default=DEFAULT_PROGRESS_INTERVAL,
+                       type=progress_interval, default=DEFAULT_PROGRESS_INTERVAL,
                        help=f"Seconds between progress lines. Default: "
                             f"{DEFAULT_PROGRESS_INTERVAL:g}.")
     group.add_argument("--help-beam", "--help_beam", dest="help_beam", action="store_true",
@@ -274,6 +286,8 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
     defaults = [t for t in DEFAULT_MODEL_TYPES if t in model_types] or list(model_types)
     known = set(model_types) | set(pattern_labels())
     chosen: set[str] = set()
+    if items[0].startswith("-"):   # `-DATE` alone: the default labels less DATE
+        chosen |= set(defaults) | set(pattern_labels())
     for item in items:
         word = item.lower()
         if word == NO_LABELS_WORD:
@@ -325,6 +339,11 @@ def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
     the key itself never does.
     """
     if options.placeholder != PlaceholderStyle.PSEUDONYM:
+        if options.pseudonym_key_file:
+            raise OptionsError(
+                f"--pseudonym-key-file is read only with --placeholder pseudonym, not with "
+                f"--placeholder {options.placeholder}: add --placeholder pseudonym, or leave "
+                f"the key file out")
         return None
     if options.pseudonym_key_file:
         source = KeySource(file=options.pseudonym_key_file)

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any, Callable, Optional, Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from larvatus.layout import (
+    ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, ML_TOKENIZER_NAME,
+    PARQUET_SUFFIX, SUMMARY_NAME, join,
+)
 from larvatus.options import OptionsError
-from larvatus.transforms.read import format_for_path
+from larvatus.transforms.read import format_for_path, open_decompressed, special_file_kind
 
 SAMPLE_RECORDS = 100        # JSONL records looked at before starting
 SAMPLE_BYTES = 1 << 20      # at most this much of a JSONL file
@@ -22,6 +27,45 @@ LOG = logging.getLogger(__name__)
 def input_files(pattern: str) -> list:
     """The files `pattern` matches (Beam FileMetadata: path, size_in_bytes)."""
     return list(FileSystems.match([pattern])[0].metadata_list)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """Whether a file pattern matches a path as a file system's match would: `*` and `?`
+    within one path part, `**` across parts, `[...]` a character class."""
+    regex, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            regex, i = regex + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            regex, i = regex + ".*", i + 2
+        elif pattern[i] == "*":
+            regex, i = regex + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            regex, i = regex + "[^/]", i + 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end]
+            regex += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
+            i = end + 1
+        else:
+            regex, i = regex + re.escape(pattern[i]), i + 1
+    return re.fullmatch(regex, path, flags=re.DOTALL) is not None
+
+
+def check_output_outside_input(pattern: str, files: Sequence, output_dir: str) -> None:
+    """Refuses an --input that matches (or would match, once written) files of --output: a
+    later run would read its own output as input."""
+    inside = output_dir.rstrip("/") + "/"
+    ours = [join(output_dir, SUMMARY_NAME), join(output_dir, ML_TOKENIZER_NAME),
+            join(output_dir, ANNOTATIONS_DIR, f"{ANNOTATIONS_PREFIX}-00000-of-00001{PARQUET_SUFFIX}"),
+            join(output_dir, DEAD_LETTERS_DIR, f"{DEAD_LETTER_PREFIX}-00000-of-00001{PARQUET_SUFFIX}")]
+    found = [m.path for m in files if m.path.startswith(inside)] or [
+        path for path in ours if glob_matches(pattern, path)]
+    if found:
+        raise OptionsError(
+            f"--input {pattern} matches files inside --output {output_dir} (such as "
+            f"{found[0]}), so a run would read its own output; put --output outside the "
+            f"input's folder, or narrow --input")
 
 
 def total_bytes(files: Sequence) -> Optional[int]:
@@ -47,21 +91,25 @@ def jsonl_fields(path: str) -> tuple[int, dict[str, int]]:
     """
     seen: dict[str, int] = {}
     objects = 0
-    consumed = 0
-    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
-        for line in iter(handle.readline, b""):
-            consumed += len(line)
-            if line.strip():
-                try:
-                    record = json.loads(line.decode("utf-8").lstrip("\ufeff"))
-                except (ValueError, UnicodeDecodeError, RecursionError):
-                    record = None
-                if isinstance(record, dict):
-                    objects += 1
-                    for key in record:
-                        seen[key] = seen.get(key, 0) + 1
-            if objects >= SAMPLE_RECORDS or consumed >= SAMPLE_BYTES:
-                break
+    # never more than SAMPLE_BYTES, whatever the file: a line may be endless, and the
+    # job's own decompressor expands only what is read (Beam's expands whole blocks)
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
+        data = open_decompressed(raw, path).read(SAMPLE_BYTES)
+    lines = data.split(b"\n")
+    if len(data) >= SAMPLE_BYTES:
+        lines.pop()   # cut at the bound: not a whole line
+    for line in lines:
+        if line.strip():
+            try:
+                record = json.loads(line.decode("utf-8").lstrip("\ufeff"))
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                record = None
+            if isinstance(record, dict):
+                objects += 1
+                for key in record:
+                    seen[key] = seen.get(key, 0) + 1
+        if objects >= SAMPLE_RECORDS:
+            break
     return objects, seen
 
 
@@ -96,7 +144,8 @@ def json_array_file(path: str) -> bool:
 
 def check_json_arrays(files: Sequence, input_format: str) -> None:
     """Refuses a JSON file holding one array: Larvatus reads JSON Lines, one object a line."""
-    paths = [m.path for m in files if format_for_path(m.path, input_format) == "jsonl"]
+    paths = [m.path for m in files if format_for_path(m.path, input_format) == "jsonl"
+             and special_file_kind(m.path) is None]   # a FIFO or device is never opened
     for path in paths[:FILES_TRIED]:
         try:
             is_array = json_array_file(path)
@@ -113,7 +162,7 @@ def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[s
     """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
     fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
     as unreadable_file), not a reason to refuse the job."""
-    for path in paths[:FILES_TRIED]:
+    for path in [p for p in paths if special_file_kind(p) is None][:FILES_TRIED]:
         try:
             found = read(path)
         except Exception as error:   # corrupt footer, truncated stream, I/O error

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from larvatus.models.command_line import ArgumentParser, parse_or_report
 from larvatus import remote, storage
 from larvatus.layout import annotation_files_pattern, join
-from larvatus.show import IncompleteRun, check_failures, finished_summary, riskiest
+from larvatus.show import IncompleteRun, check_failures, finished_summary, riskiest_positions
 
 REPORT_NAME = "report.html"
 SAMPLE_CHARS = 3000   # of each sample document's redacted text
@@ -90,26 +90,21 @@ def build_report(output_dir: str, samples: int = 5) -> str:
         + _table(sorted(audit.get("findings_by_kind", {}).items(), key=lambda kv: -kv[1]),
                  ("kind", "findings")))
     parts.append("<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
-    for findings, row in riskiest(files, samples):
-        parts.append(_sample(files, row["id"], findings, kept_text))
+    for findings, file_index, row in riskiest_positions(files, samples):
+        parts.append(_sample(files[file_index], row, findings, kept_text))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>Larvatus report</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>")
 
 
-def _sample(files: list[str], doc_id: str, findings: int, kept_text: bool) -> str:
+def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
+    """The document at row `position` of the annotation file `path` (ids may repeat)."""
     columns = ["id", "redacted_text", "replacements", "audit"] + (
         ["text", "entities"] if kept_text else [])
-    row = None
-    for path in files:
-        with storage.open_binary(path) as handle:
-            table = pq.read_table(handle, columns=columns)
-        for candidate in table.to_pylist():
-            if candidate["id"] == doc_id:
-                row = candidate
-                break
-        if row is not None:
-            break
+    with storage.open_binary(path) as handle:
+        table = pq.read_table(handle, columns=columns)
+    row = table.slice(position, 1).to_pylist()[0]
+    doc_id = row["id"]
     text = row["redacted_text"][:SAMPLE_CHARS]
     spans = [(r["start"], r["end"], r["label"]) for r in row["replacements"]
              if r["end"] <= len(text)]
@@ -185,4 +180,6 @@ class _remote_text:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from larvatus.arguments import exit_with
+
+    exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)

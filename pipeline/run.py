@@ -28,7 +28,9 @@ from larvatus.options import (
 )
 from larvatus.progress import ProgressSettings, human_bytes
 from larvatus.sharing import SharingError, plan_sharing
-from larvatus.summary import checks, dead_letter_failure, query_counters, summarize
+from larvatus.summary import (
+    check_files_read, check_published, checks, dead_letter_failure, query_counters, summarize,
+)
 from larvatus.transforms.budget import check_record_timeout
 from larvatus.transforms.encode import default_overlap
 from larvatus.transforms.mlout import (
@@ -46,6 +48,32 @@ def _option_error(option: str, error: ValueError) -> OptionsError:
     return OptionsError(f"{option}: {error}")
 
 
+def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) -> tuple[str, ...]:
+    """The input as options name it: files (not a folder) matched, outside --output, with
+    the fields named, and an id field that is not the text. Returns the --keep-fields."""
+    if (storage.is_local(input_pattern) or not any(c in input_pattern for c in "*?[")) \
+            and storage.is_folder(input_pattern):
+        raise OptionsError(
+            f"--input {options.input} is a folder; give a file pattern such as "
+            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+    if options.id_field == options.text_field:
+        raise OptionsError(
+            f"--id-field and --text-field both name {options.text_field!r}: every id would be "
+            f"a copy of its whole text; name the id field, or leave --id-field out")
+    files = preflight.input_files(input_pattern)
+    if not files:
+        raise OptionsError(f"--input {options.input!r} matches no file")
+    preflight.check_output_outside_input(input_pattern, files, output_dir)
+    keep_fields = resolve_keep_fields(options.keep_fields, options.text_field)
+    preflight.check_fields(
+        files, options.input_format,
+        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
+        keep_fields)
+    preflight.check_text_ids(files, options.input_format, options.text_ids)
+    preflight.check_json_arrays(files, options.input_format)
+    return keep_fields
+
+
 def make_config(options: LarvatusOptions) -> JobConfig:
     """Checks the options and the model, failing loudly before any worker starts.
 
@@ -57,21 +85,7 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         raise OptionsError("--input and --output are required (see --help)")
     input_pattern = storage.absolute(options.input)
     output_dir = storage.absolute(options.output)
-    if (storage.is_local(input_pattern) or not any(c in input_pattern for c in "*?[")) \
-            and storage.is_folder(input_pattern):
-        raise OptionsError(
-            f"--input {options.input} is a folder; give a file pattern such as "
-            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
-    files = preflight.input_files(input_pattern)
-    if not files:
-        raise OptionsError(f"--input {options.input!r} matches no file")
-    keep_fields = resolve_keep_fields(options.keep_fields, options.text_field)
-    preflight.check_fields(
-        files, options.input_format,
-        options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
-        keep_fields)
-    preflight.check_text_ids(files, options.input_format, options.text_ids)
-    preflight.check_json_arrays(files, options.input_format)
+    keep_fields = _check_input(options, input_pattern, output_dir)
     if not 0 <= options.max_dead_letter_ratio <= 1:
         raise OptionsError("--max-dead-letter-ratio must be between 0 and 1")
     if storage.is_local(output_dir) and os.path.exists(output_dir) \
@@ -173,6 +187,18 @@ def ml_outputs_summary(config: JobConfig) -> dict:
     return summary
 
 
+def _ml_extras(config: JobConfig, summary: dict) -> dict[str, bytes]:
+    """The ML outputs' part of the summary (added to it) and their files (name -> bytes)."""
+    extra = {}
+    if config.ml is not None:
+        summary["ml_outputs"] = ml_outputs_summary(config)
+        if config.ml.token_ids:
+            extended, _ = tokenizer_with_placeholders(
+                config.spec.load_tokenizer(), [label for label, _ in config.ml.placeholder_ids])
+            extra[ML_TOKENIZER_NAME] = extended.to_str(pretty=True).encode("utf-8")
+    return extra
+
+
 def _with_sharing(argv: list, options: LarvatusOptions, pipeline_options: PipelineOptions,
                   config: JobConfig, device: str) -> tuple[PipelineOptions, JobConfig]:
     """The Beam options and job config with what --share-model adds (see `larvatus.sharing`)."""
@@ -220,29 +246,32 @@ def _check_utf8(argv: Sequence[str]) -> None:
 
 
 class _SigintHandler:
-    """Installs `_on_sigint` for Ctrl-C inside a `with` block (main thread only), then
-    restores the previous handler; `seen` says whether one came."""
+    """Installs `_on_sigint` for Ctrl-C (SIGINT) and SIGTERM inside a `with` block (main
+    thread only), then restores the previous handlers; `seen` says whether one came."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.seen = False
-        self._previous = None
+        self._previous: dict = {}
 
     def _on_sigint(self, signum, frame):
         self.seen = True
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._previous = {s: signal.signal(s, self._on_sigint) for s in self.SIGNALS}
         return self
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous = {}
         return False
 
 
 class _InterruptFlag(_SigintHandler):
-    """Remembers a Ctrl-C (SIGINT) while the job runs, whatever Beam wraps it in."""
+    """Remembers a Ctrl-C (SIGINT) or SIGTERM while the job runs, whatever Beam wraps it in."""
 
     def _on_sigint(self, signum, frame):
         self.seen = True
@@ -258,8 +287,8 @@ class _HeldInterrupt(_SigintHandler):
     def __exit__(self, *exc):
         super().__exit__(*exc)
         if self.seen:
-            LOG.warning("Ctrl-C came while the output was moved into place; it was held "
-                        "back until the move was done")
+            LOG.warning("an interrupt (Ctrl-C or SIGTERM) came while the output was moved "
+                        "into place; it was held back until the move was done")
         return False
 
 
@@ -273,7 +302,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     last, so its presence marks a complete run. A failed or interrupted run removes
     its staging folder and leaves the earlier output as it was.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
     _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
@@ -339,20 +368,18 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
         options=_summary_options(config))
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
-    extra = {}
-    if config.ml is not None:
-        summary["ml_outputs"] = ml_outputs_summary(config)
-        if config.ml.token_ids:
-            extended, _ = tokenizer_with_placeholders(
-                config.spec.load_tokenizer(), [label for label, _ in config.ml.placeholder_ids])
-            extra[ML_TOKENIZER_NAME] = extended.to_str(pretty=True).encode("utf-8")
+    known_failures = len(summary["checks"]["failures"])   # logged below or by main()
+    check_files_read(summary, sum(1 for f in files if not f.path.endswith("/")))
     with _HeldInterrupt():
-        storage.publish(staging, config.output_dir, summary, extra)
+        storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
+                        check_published)
     if not summary["metrics_available"]:
         LOG.error("%s; the output was written but is not known to be complete",
                   summary["checks"]["failures"][0])
     elif not summary["counts_add_up"]:
         LOG.error("%s", summary["checks"]["failures"][0])
+    for failure in summary["checks"]["failures"][known_failures:]:   # files lost, rows mixed
+        LOG.error("%s", failure)
     return summary
 
 
@@ -404,7 +431,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
     not add up or could not be checked); 2 a bad command line, option, input or
     model (nothing ran); 130 interrupted.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
     checked, unchecked = arguments.split_unchecked(argv)
     if "-h" in checked or "--help" in checked:
         print(help_text(prog))
@@ -438,7 +465,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
     output_dir = storage.absolute(options.output)
     if not launcher.quiet:
         print("\n".join(_closing_lines(summary, output_dir, prog)))
-    status = 0 if summary["counts_add_up"] else 1
+    status = 0 if summary["counts_add_up"] and summary["checks"]["passed"] else 1
     failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
     if failure:
         print(f"{prog}: error: {failure}. The output is written; each dead letter's reason "

@@ -28,21 +28,26 @@ def _read_table(path: str, columns: list[str]):
         return pq.read_table(handle, columns=columns)
 
 
-def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
-    """The `count` documents with the most audit findings (ties in file order), with their rows.
-
-    Ranks on the audit column alone, then reads only the chosen rows' text.
-    """
+def riskiest_positions(files: list[str], count: int) -> list[tuple[int, int, int]]:
+    """(findings, file index, row index) of the `count` documents with the most audit
+    findings (ties in file order): a row's position, since ids may repeat."""
     ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
     for file_index, path in enumerate(files):
         table = _read_table(path, ["audit"])
         findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
         ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
-    chosen = sorted(ranked)[:count]
+    return [(-negative, file_index, row) for negative, file_index, row in sorted(ranked)[:count]]
+
+
+def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
+    """The `count` documents with the most audit findings (ties in file order), with their rows.
+
+    Ranks on the audit column alone, then reads only the chosen rows' text.
+    """
     out = []
-    for negative, file_index, row in chosen:
+    for findings, file_index, row in riskiest_positions(files, count):
         table = _read_table(files[file_index], ["id", "redacted_text"])
-        out.append((-negative, table.slice(row, 1).to_pylist()[0]))
+        out.append((findings, table.slice(row, 1).to_pylist()[0]))
     return out
 
 
@@ -152,4 +157,6 @@ def main(argv=None, prog: str = "larvatus show") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from larvatus.arguments import exit_with
+
+    exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)

@@ -1,13 +1,17 @@
 """The output folder through Beam's FileSystems: refuse or replace old output, stage, publish."""
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
+import logging
 import os
 import shutil
+import socket
 import tempfile
+import time
 import uuid
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 from larvatus.layout import (
     ML_TOKENIZER_NAME,
@@ -17,6 +21,10 @@ from larvatus.layout import (
 )
 
 _OUR_DIRS = (ANNOTATIONS_DIR, DEAD_LETTERS_DIR)
+OWNER_NAME = ".larvatus-owner.json"     # in a staging folder: the run (host, pid) writing there
+OTHER_HOST_STAGING_AGE_S = 7 * 24 * 3600   # another host's run this old is taken as left over
+
+LOG = logging.getLogger("larvatus")
 
 
 def _fs():
@@ -154,8 +162,108 @@ def _check_local_writable(output_dir: str) -> None:
 
 
 def new_staging_dir(output_dir: str) -> str:
-    """A fresh folder inside OUTPUT where this run's Parquet files are written first."""
-    return join(output_dir, STAGING_PREFIX + uuid.uuid4().hex[:12])
+    """A fresh folder inside OUTPUT where this run's Parquet files are written first, marked
+    with its owner (host, process, start) before it appears under its staging name, so that
+    another run never takes it for a leftover."""
+    token = uuid.uuid4().hex[:12]
+    staging = join(output_dir, STAGING_PREFIX + token)
+    owner = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}
+    if is_local(staging):
+        making = join(output_dir, ".larvatus-new-" + token)
+        os.makedirs(making)
+        write_json(join(making, OWNER_NAME), owner)
+        os.rename(making, staging)
+    else:   # an object store has no folders: the marker is the staging folder's first object
+        write_json(join(staging, OWNER_NAME), owner)
+    return staging
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # it exists, owned by someone else
+        return True
+    return True
+
+
+def is_abandoned(staging_dir: str) -> bool:
+    """Whether another run's staging folder is provably left over: it has no owner marker
+    (every run writes one before its folder appears), its marker names a process of this
+    host that no longer runs, or a run on another host that started over a week ago."""
+    try:
+        owner = read_json(join(staging_dir, OWNER_NAME))
+    except (UnreadableJson, OSError):
+        return False
+    if owner is None:
+        return True
+    pid, started = owner.get("pid"), owner.get("started")
+    if owner.get("host") == socket.gethostname() and isinstance(pid, int):
+        return pid != os.getpid() and not _process_alive(pid)
+    return isinstance(started, (int, float)) and time.time() - started > OTHER_HOST_STAGING_AGE_S
+
+
+def _staging_root(path: str, output_dir: str) -> Optional[str]:
+    """The staging folder `path` lies in (or is), or None."""
+    relative = path[len(output_dir.rstrip("/")):].lstrip("/")
+    first = relative.split("/", 1)[0]
+    return join(output_dir, first) if first.startswith(STAGING_PREFIX) else None
+
+
+def _removable(old: list[str], output_dir: str, staging_dir: str) -> list[str]:
+    """The earlier files `publish` may delete: never this run's staging, nor the staging of
+    another run that is not provably abandoned (that run may still be writing)."""
+    verdict: dict[str, bool] = {}
+    removable = []
+    for path in old:
+        root = _staging_root(path, output_dir)
+        if root is None:
+            removable.append(path)
+            continue
+        if root.rstrip("/") == staging_dir.rstrip("/"):
+            continue
+        if root not in verdict:
+            verdict[root] = is_abandoned(root)
+            if not verdict[root]:
+                LOG.warning("%s belongs to another run that may still be going; it was left "
+                            "as it is", root)
+        if verdict[root]:
+            removable.append(path)
+    return removable
+
+
+@contextlib.contextmanager
+def publish_lock(output_dir: str) -> Iterator[None]:
+    """Holds an exclusive lock on a local output folder while a run publishes into it, so
+    that two runs finishing at once publish one after the other (a no-op elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:   # not POSIX
+        fcntl = None
+    if fcntl is None or not is_local(output_dir):
+        yield
+        return
+    descriptor = os.open(output_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def published_rows(output_dir: str) -> dict[str, int]:
+    """Rows in the published annotation and dead-letter files, read from their footers."""
+    import pyarrow.parquet as pq
+
+    rows = {}
+    for name, pattern in (("annotations", annotation_files_pattern(output_dir)),
+                          ("dead_letters", dead_letter_files_pattern(output_dir))):
+        rows[name] = 0
+        for path in list_files(pattern):
+            with open_binary(path) as handle:
+                rows[name] += pq.ParquetFile(handle).metadata.num_rows
+    return rows
 
 
 def _delete(paths: list[str]) -> None:
@@ -170,9 +278,23 @@ def _delete(paths: list[str]) -> None:
 
 
 def publish(staging_dir: str, output_dir: str, summary: dict,
-            extra: Optional[dict[str, bytes]] = None) -> None:
+            extra: Optional[dict[str, bytes]] = None,
+            verify: Optional[Callable[[dict, dict[str, int]], None]] = None) -> None:
     """Replaces OUTPUT's earlier files with the staged ones and `extra` (name -> bytes, such as
-    the --emit-token-ids tokenizer), then writes the summary last."""
+    the --emit-token-ids tokenizer), then writes the summary last.
+
+    Other runs' staging folders are kept unless provably abandoned; a local output is
+    locked while this happens. `verify(summary, published_rows(OUTPUT))` may amend the
+    summary's checks with what the published files hold before it is written.
+    """
+    with publish_lock(output_dir):
+        _publish(staging_dir, output_dir, extra or {})
+        if verify is not None:
+            verify(summary, published_rows(output_dir))
+        write_json(join(output_dir, SUMMARY_NAME), summary)
+
+
+def _publish(staging_dir: str, output_dir: str, extra: dict[str, bytes]) -> None:
     staged = _matched([annotation_files_pattern(staging_dir),
                        dead_letter_files_pattern(staging_dir)])
     old, _ = previous_output(output_dir)
@@ -180,7 +302,7 @@ def publish(staging_dir: str, output_dir: str, summary: dict,
     # the old summary goes first: from here until the new one is written, the folder
     # reads as an incomplete run, never as a complete one with a mix of files
     _delete([p for p in old if p == summary_path])
-    _delete([p for p in old if p != summary_path and not p.startswith(staging_dir)])
+    _delete([p for p in _removable(old, output_dir, staging_dir) if p != summary_path])
     for sub in _OUR_DIRS:
         target = join(output_dir, sub)
         if is_local(target):
@@ -192,10 +314,9 @@ def publish(staging_dir: str, output_dir: str, summary: dict,
     if sources:
         _fs().rename(sources, targets)
     discard(staging_dir)
-    for name, content in (extra or {}).items():
+    for name, content in extra.items():
         with _fs().create(join(output_dir, name), compression_type=_uncompressed()) as handle:
             handle.write(content)
-    write_json(join(output_dir, SUMMARY_NAME), summary)
 
 
 def discard(staging_dir: str) -> None:

@@ -121,3 +121,36 @@ def checks(summary: dict, max_dead_letter_ratio: float) -> dict:
         failures.append(dead)
     return {"passed": not failures, "failures": failures,
             "max_dead_letter_ratio": max_dead_letter_ratio}
+
+
+def check_published(summary: dict, rows: dict[str, int]) -> None:
+    """Records the rows the published files hold (`published_rows`) and fails the summary's
+    checks when they differ from the counts: another run wrote into the same output, or
+    files went missing on the way."""
+    summary["published_rows"] = dict(rows)
+    if not summary.get("metrics_available"):
+        return
+    expected = {"annotations": summary["records_out"], "dead_letters": summary["dead_lettered"]}
+    if rows == expected:
+        return
+    failure = (f"the output holds {rows['annotations']:,} annotation and "
+               f"{rows['dead_letters']:,} dead-letter rows, but this run wrote "
+               f"{expected['annotations']:,} and {expected['dead_letters']:,}: another run "
+               f"may have written into the same --output at the same time")
+    summary["checks"]["failures"].append(failure)
+    summary["checks"]["passed"] = False
+
+
+def check_files_read(summary: dict, listed: int) -> None:
+    """Records how many files the launcher listed and the job read, and fails the summary's
+    checks when fewer were read: files that vanished after listing lost their records
+    without a dead letter."""
+    read = summary.get("beam_counters", {}).get("files_read")
+    summary["files"] = {"listed": listed, "read": read}
+    if not summary.get("metrics_available") or read is None or read >= listed:
+        return
+    summary["checks"]["failures"].append(
+        f"files listed at start: {listed:,}, files read: {read:,}; {listed - read:,} "
+        f"vanished (moved or deleted) while the job ran, and their records are in neither "
+        f"the output nor the dead letters")
+    summary["checks"]["passed"] = False

@@ -6,7 +6,9 @@ import hashlib
 import hmac
 import io
 import json
+import os
 import re
+import stat
 from dataclasses import replace
 from typing import IO, Any, Callable, Iterator, Optional, Sequence, Union
 
@@ -40,6 +42,27 @@ def format_for_path(path: str, requested: str = "auto") -> str:
         if name.endswith(extension):
             return fmt
     return "text"
+
+
+def special_file_kind(path: str) -> Optional[str]:
+    """What a local path is when it is no regular file (followed through symlinks): "a FIFO",
+    "a device", "a socket"...; None for a regular file or a remote object. Opening one can
+    block forever (a FIFO) or never end (/dev/zero), so the reader does not."""
+    if "://" in path:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None   # gone or unreadable: opening it says so
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
 
 
 def compression_for_path(path: str) -> Optional[str]:
@@ -476,9 +499,12 @@ def input_base(pattern: str) -> str:
 def source_name(path: str, base: str) -> str:
     """A matched file's name as rows and dead letters show it: relative to `base` (so it does
     not depend on how --input was spelled), always valid UTF-8 (bytes of a file name that
-    are not UTF-8 appear as \\xNN escapes instead of crashing the writer)."""
+    are not UTF-8 appear as \\xNN escapes instead of crashing the writer). "%" and ":" are
+    written %25 and %3A, so that a name never reads as another file's record (`a.jsonl:1`,
+    the first line of a.jsonl, is no file named so)."""
     if base and path.startswith(base.rstrip("/") + "/"):
         path = path[len(base.rstrip("/")) + 1:]
+    path = path.replace("%", "%25").replace(":", "%3A")
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 

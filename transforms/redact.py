@@ -47,9 +47,10 @@ class KeySource:
 
     Exactly one of `env` (an environment variable's name) or `file` (a path the
     reader can open: a mounted secret, or any Beam filesystem with a reader that
-    supports it). A file's surrounding whitespace (its trailing newline) is
-    ignored, so `openssl rand -hex 32 > key` and `export KEY=$(cat key)` give the
-    same key.
+    supports it). Surrounding whitespace (a file's trailing newline) is ignored in
+    both alike, so `openssl rand -hex 32 > key`, `export KEY=$(cat key)` and
+    `export KEY="$(cat key)
+"` give the same key; a blank key is refused.
     """
 
     env: Optional[str] = None
@@ -68,7 +69,7 @@ class KeySource:
             value = os.environ.get(self.env)
             if value is None:
                 raise SecretKeyError(f"the pseudonym key's {self.describe()} is not set")
-            key = value.encode("utf-8")
+            key = value.encode("utf-8").strip()
         else:
             try:
                 key = read_file(self.file).strip()
@@ -76,6 +77,8 @@ class KeySource:
                 raise SecretKeyError(
                     f"cannot read the pseudonym key's {self.describe()}: "
                     f"{type(error).__name__}") from error
+        if not key:
+            raise SecretKeyError(f"the pseudonym key in the {self.describe()} is blank")
         if len(key) < MIN_KEY_CHARS:
             raise SecretKeyError(
                 f"the pseudonym key in the {self.describe()} is shorter than "

@@ -169,6 +169,14 @@ class ReadRecords(beam.DoFn):
         timer = _Timer("read")
         emitted = 0
         count("records_in", 0)   # present even for an empty file: zero is a checked count
+        count("files_read")
+        special = read_lib.special_file_kind(readable_file.metadata.path)
+        if special is not None:
+            count("records_in")
+            yield dead_letter(DeadLetter(
+                source, Reason.UNREADABLE_FILE,
+                f"{special}, not a regular file: Larvatus reads only regular files"))
+            return
         read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
         try:
             # Raw bytes: read_records decompresses itself, with bounded memory and
