@@ -343,8 +343,21 @@ def test_date(date):
     assert found(f"Born {date}, London.") == {("DATE", date)}
 
 
-def test_iso_date_with_time():
-    assert found("at 1956-08-12T10:30:00Z") == {("DATE", "1956-08-12")}
+@pytest.mark.parametrize("timestamp", [
+    "1956-08-12T10:30:00Z", "2024-06-05T09:15:30.500-07:00", "2024-06-05T09:15+0530",
+    "2024-06-05T09:15"])
+def test_iso_timestamp_keeps_its_time_and_offset(timestamp):
+    assert found(f"at {timestamp} sharp") == {("DATE", timestamp)}
+
+
+@pytest.mark.parametrize("date", ["May-2021", "May 2021", "05/2021", "5/2021", "12.2020"])
+def test_month_and_year(date):
+    assert found(f"since {date}, London.") == {("DATE", date)}
+
+
+@pytest.mark.parametrize("text", ["13/2021", "00/2021", "page 5/2021x", "v1.2021.3", "May-21"])
+def test_not_a_month_and_year(text):
+    assert "DATE" not in labels_found(text)
 
 
 @pytest.mark.parametrize("text", [

@@ -1,4 +1,4 @@
-"""Contact details: email addresses, phone numbers, IP addresses, URLs and chat or log handles."""
+"""Contact and network details: email, phone numbers, IP and MAC addresses, URLs, chat or log handles."""
 from __future__ import annotations
 
 import ipaddress
@@ -8,9 +8,11 @@ from typing import Iterable, Optional, Sequence
 
 import phonenumbers
 
+from stdnum import mac as stdnum_mac
+
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, LB, LINE_BREAK_RE, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
-    cue_pattern, finditer_on_lines, keep_disjoint, line_window, lines_with)
+    H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
+    finditer_on_lines, keep_disjoint, line_window)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -357,6 +359,29 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
+# ----------------------------------------------------------------------------- MAC
+
+_MAC_RE = re.compile(
+    r"(?=[0-9A-Fa-f])(?<![\w:.-])(?:[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}|"
+    r"[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:]|[.-]\w)")
+_MAC_HINT_RE = re.compile(r"[0-9A-Fa-f][:.-][0-9A-Fa-f]")
+
+
+def _colon_form(address: str) -> str:
+    """00:50:99:84:a2:a0 for 0050.9984.a2a0 (stdnum.mac reads pairs); other forms unchanged."""
+    if "." not in address:
+        return address
+    digits = address.replace(".", "")
+    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+
+
+def recognize_macs(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """MAC addresses: six hex pairs joined by ":" or "-", or Cisco's three dotted quads."""
+    return [EntitySpan(m.start(), m.end(), "MAC", SCORE_FORMAT)
+            for m in finditer_on_lines(_MAC_RE, _MAC_HINT_RE, text)
+            if stdnum_mac.is_valid(_colon_form(m.group()))]
+
+
 KINDS = (
     Kind("EMAIL", recognize_emails, 0, "email addresses with an alphabetic top-level domain"),
     Kind("PHONE", recognize_phones, 3,
@@ -367,4 +392,6 @@ KINDS = (
     Kind("URL", recognize_urls, 0, "URLs with a scheme, starting with www., or a domain and a path"),
     Kind("HANDLE", recognize_handles, 4,
          "user names in @mentions, chat lines (<nick>, nick:) and log lines (user=, sshd)"),
+    Kind("MAC", recognize_macs, 0, "MAC addresses: 00:1A:2B:3C:4D:5E, 00-1a-2b-3c-4d-5e, 001a.2b3c.4d5e",
+         validation="format (stdnum.mac)"),
 )

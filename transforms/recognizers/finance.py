@@ -1,13 +1,16 @@
-"""Payment data: card numbers and IBANs, with their check digits."""
+"""Payment data: card numbers, IBANs, US bank routing and account numbers, crypto wallet addresses."""
 from __future__ import annotations
 
 import re
 from typing import Iterable
 
+from stdnum import bitcoin
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
+from stdnum.us import rtn as us_rtn
 
-from larvatus.transforms.recognizers.base import DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, finditer_on_lines, DIGIT_RE
+from larvatus.transforms.recognizers.base import (
+    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -89,9 +92,83 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
+# ----------------------------------------------------------------------------- BANK
+
+_ROUTING_RE = re.compile(NUM_START + r"[0-9]{9}" + NUM_END)
+_ROUTING_CUE = cue_pattern(r"routing|ABA|RTN|transit|bank code")
+_ACCOUNT_RE = re.compile(NUM_START + r"[0-9]{8,17}" + NUM_END)
+_ACCOUNT_CUE = cue_pattern(r"account|acct\.?|a/c|checking|savings|bank|kontonummer|konto|"
+                           r"cuenta|compte|conto")
+_BANK_CUE_BEFORE = 40
+_BANK_CUE_AFTER = 24
+
+
+def _near(text: str, start: int, end: int, cue: re.Pattern) -> bool:
+    ws, we = line_window(text, start, end, _BANK_CUE_BEFORE, _BANK_CUE_AFTER)
+    return bool(cue.search(text, ws, start) or cue.search(text, end, we))
+
+
+def recognize_bank_numbers(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """US ABA routing numbers (9 digits, checksum by `stdnum.us.rtn`) after a routing cue, and
+    bank account numbers (8 to 17 digits, no checksum) after an account cue, on the same line."""
+    spans = []
+    for m in _ROUTING_RE.finditer(text):
+        if us_rtn.is_valid(m.group()) and _near(text, m.start(), m.end(), _ROUTING_CUE):
+            spans.append(EntitySpan(m.start(), m.end(), "BANK", SCORE_CHECKSUM))
+    for m in _ACCOUNT_RE.finditer(text):
+        if _near(text, m.start(), m.end(), _ACCOUNT_CUE) \
+                and not _near(text, m.start(), m.end(), _ROUTING_CUE):
+            spans.append(EntitySpan(m.start(), m.end(), "BANK", SCORE_FORMAT))
+    return spans
+
+
+# ----------------------------------------------------------------------------- CRYPTO
+
+_BITCOIN_RE = re.compile(
+    r"(?=[13bB])(?<![\w/])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc1|BC1)[02-9ac-hj-np-zAC-HJ-NP-Z]{11,71})"
+    r"(?![\w/])")
+_ETHEREUM_RE = re.compile(r"(?=0)(?<![\w/])0x[0-9a-fA-F]{40}(?![\w/])")
+_ETHEREUM_CUE = cue_pattern(r"eth|ethereum|ether|wallet|address|metamask")
+
+
+def _valid_eip55(address: str) -> bool:
+    """An Ethereum address's EIP-55 mixed-case checksum: each letter is upper case exactly
+    where the Keccak-256 of the lower-case hex digits has a nibble of 8 or more."""
+    from Crypto.Hash import keccak
+
+    body = address[2:]
+    digest = keccak.new(digest_bits=256, data=body.lower().encode("ascii")).hexdigest()
+    return all(ch.isupper() == (int(nibble, 16) >= 8)
+               for ch, nibble in zip(body, digest) if ch.isalpha())
+
+
+def recognize_crypto(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """Bitcoin addresses (base58check and bech32, `stdnum.bitcoin`) and Ethereum addresses
+    (mixed case: a valid EIP-55 checksum; all one case, which carries none: a cue word nearby)."""
+    spans = [EntitySpan(m.start(), m.end(), "CRYPTO", SCORE_CHECKSUM)
+             for m in _BITCOIN_RE.finditer(text) if bitcoin.is_valid(m.group())]
+    for m in _ETHEREUM_RE.finditer(text):
+        body = m.group()[2:]
+        if body.lower() == body or body.upper() == body:
+            if _near(text, m.start(), m.end(), _ETHEREUM_CUE):
+                spans.append(EntitySpan(m.start(), m.end(), "CRYPTO", SCORE_FORMAT))
+        elif _valid_eip55(m.group()):
+            spans.append(EntitySpan(m.start(), m.end(), "CRYPTO", SCORE_CHECKSUM))
+    return spans
+
+
 KINDS = (
     Kind("CARD", recognize_cards, 0, "payment card numbers, 12 to 19 digits, compact or grouped",
          validation="Luhn (stdnum.luhn)"),
     Kind("IBAN", recognize_ibans, 0, "IBANs of any country, compact or in groups of four",
          validation="mod 97 and country format (stdnum.iban)"),
+    Kind("BANK", recognize_bank_numbers, 1,
+         "US ABA routing numbers (9 digits) and bank account numbers (8-17 digits)",
+         validation="routing: ABA checksum (stdnum.us.rtn); account: none",
+         context="routing, ABA, RTN, transit; account, acct, checking, savings, bank, konto, "
+                 "cuenta, compte, conto"),
+    Kind("CRYPTO", recognize_crypto, 0,
+         "Bitcoin addresses (base58check, bech32) and Ethereum addresses (0x + 40 hex)",
+         validation="base58check / bech32 (stdnum.bitcoin); EIP-55 (Keccak-256, pycryptodome)",
+         context="Ethereum addresses all in one case (no checksum): eth, ethereum, wallet, address"),
 )

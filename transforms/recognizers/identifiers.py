@@ -357,6 +357,47 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
+# ----------------------------------------------------------------------------- VEHICLE
+
+_PLATE_CUE = cue_pattern(r"plates?|registration|reg\.?|licen[cs]e plate|number ?plate|"
+                         r"kennzeichen|nummernschild|amtliches|plaka|vehicle|car|truck|van|"
+                         r"matr[ií]cula|immatriculation|targa")
+_UK_PLATE_RE = re.compile(r"(?=[A-Z])(?<![\w-])[A-HJ-PR-Y][A-Z](?P<age>[0-9]{2})( ?)[A-Z]{3}(?![\w-])")
+_DE_PLATE_RE = re.compile(
+    r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}[- ][A-Z]{1,2}[ -]?[1-9][0-9]{0,3}[EH]?(?![\w-])")
+_TR_PLATE_RE = re.compile(
+    r"(?=[0-8])(?<![\w-])(?:0[1-9]|[1-7][0-9]|8[01])( ?)[A-Z]{1,3}\1[0-9]{2,4}(?![\w-])")
+_IN_PLATE_RE = re.compile(
+    r"(?=[A-Z])(?<![\w-])(?:A[NPRS]|BR|C[GH]|D[DLN]|G[AJ]|H[PR]|J[HK]|K[AL]|L[AD]|M[HLNPZ]|NL|"
+    r"O[DR]|P[BY]|RJ|SK|T[NRS]|U[KP]|WB)([ -]?)[0-9]{1,2}\1[A-Z]{1,3}\1[0-9]{4}(?![\w-])")
+
+
+def _uk_plate_age_exists(m: re.Match) -> bool:
+    """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
+    age = int(m.group("age"))
+    return 2 <= age <= 29 or 51 <= age <= 79
+
+
+def _plate_near_cue(text: str, m: re.Match) -> bool:
+    return _has_cue(text, m.start(), m.end(), _PLATE_CUE)
+
+
+def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
+    (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
+    after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
+    spans = []
+    for m in _UK_PLATE_RE.finditer(text):
+        if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
+            spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
+    spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
+              for m in _IN_PLATE_RE.finditer(text)]
+    for pattern in (_DE_PLATE_RE, _TR_PLATE_RE):
+        spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
+                  for m in pattern.finditer(text) if _plate_near_cue(text, m)]
+    return spans
+
+
 KINDS = (
     Kind("ID", recognize_ids, 0,
          "national identity, tax and social security numbers (one row per scheme in ID_SCHEMES)",
@@ -365,4 +406,8 @@ KINDS = (
     Kind("CODE", recognize_codes, 2,
          "case, file, account, patient, booking and similar references after a cue word",
          context="a cue word before the code (case no., file, patient, invoice, ...)"),
+    Kind("VEHICLE", recognize_vehicles, 1,
+         "vehicle registrations: UK AB12 CDE, IN MH 12 AB 1234, DE M-AB 1234, TR 34 ABC 123",
+         validation="UK age identifier; IN state code",
+         context="DE, TR and compact UK plates: plate, registration, Kennzeichen, plaka, vehicle"),
 )
