@@ -68,7 +68,8 @@ def test_only_the_chosen_labels_run():
 def test_each_recognizer_reports_its_own_label():
     text = ("jane@example.com +44 20 7946 0958 4111 1111 1111 1111 GB82 WEST 1234 5698 7654 32 "
             "10.0.0.1 https://example.com/x 12/08/1956 NHS 943 476 5919 @jdoe case no. 12345 "
-                "12 High Street")
+                "12 High Street 00:50:99:84:a2:a0 account 12345678 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD "
+                "car AB12 CDE")
     for label, recognizer in ((k.label, k.find) for k in recognizers.kinds()):
         spans = recognizer(text, PatternSettings())
         assert spans, label
@@ -495,8 +496,6 @@ def test_emails_are_not_handles(text):
     ("case 202201873 B4", "202201873 B4"),
     ("MRN 00482913", "00482913"),
     ("MRN: 00482913", "00482913"),
-    ("account no. 12345678", "12345678"),
-    ("account number: 12345678", "12345678"),
     ("ref: AB-2291-X", "AB-2291-X"),
     ("Our ref. 2023/00457", "2023/00457"),
     ("file number 2019/1234", "2019/1234"),

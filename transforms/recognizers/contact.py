@@ -42,6 +42,7 @@ _PHONE_SEP = (f"(?:[ \u00a0\u2007\u202f]|[{_PHONE_DASHES}]|[ ][{_PHONE_DASHES}][
 _PHONE_RUN_RE = re.compile(f"[+\uff0b]?\\(?\\d+(?:{_PHONE_SEP}\\d+)*\\)?")
 _PHONE_DECIMAL_RE = re.compile(r"\D*\d+\.\d+\D*")     # 0.88213, (2.0477815)
 _PHONE_ZIP_RE = re.compile(r"\d{5}-\d{4}")               # US ZIP+4, 02110-1301
+_PHONE_SSN_RE = re.compile(r"\d{3}-\d{2}-\d{4}")         # the US SSN shape, 078-05-1121
 # "06 12 34 56 78" comes with its leading 0; "60 22 50 86 58" is a row of numbers
 _PHONE_PAIRS_RE = re.compile(r"[1-9]\d(?: \d\d){3,}")
 _PHONE_CUE = cue_pattern(
@@ -99,7 +100,8 @@ def _phone_run_matches(text: str, start: int, end: int,
             return []
     digits = count_digits(run)
     if (digits < _PHONE_MIN_DIGITS or _PHONE_DECIMAL_RE.fullmatch(run)
-            or _PHONE_PAIRS_RE.fullmatch(bare) or _PHONE_ZIP_RE.fullmatch(bare)):
+            or _PHONE_PAIRS_RE.fullmatch(bare) or _PHONE_ZIP_RE.fullmatch(bare)
+            or _PHONE_SSN_RE.fullmatch(run)):
         return []
     ws, we = line_window(text, start, end, 1, 1)
     window = text[ws:we]

@@ -8,6 +8,7 @@ from stdnum import bitcoin
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
 from stdnum.us import rtn as us_rtn
+from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window)
@@ -42,9 +43,13 @@ def _card_in(text: str, groups: list[tuple[int, int]]) -> Iterable[tuple[int, in
 
 
 def _card_shaped(digits: str) -> bool:
-    """Whether a card network issues numbers of this length and first digits."""
+    """Whether a card network issues numbers of this length and first digits. A 13-digit
+    number that is a valid South African identity number is left to the ID recognizer."""
+    if len(digits) == 15 and digits[0] == "1":     # UATP (airline cards)
+        return True
     if 13 <= len(digits) <= 19:
-        return digits[0] in "23456" or digits.startswith("1800")     # 1800: JCB
+        return (digits[0] in "23456" or digits.startswith("1800")) \
+            and not (len(digits) == 13 and za_idnr.is_valid(digits))     # 1800: JCB
     return len(digits) == 12 and digits.startswith(_MAESTRO_12)
 
 
