@@ -120,8 +120,45 @@ def test_bench_values_are_what_the_validators_say():
         assert not finance._valid_eip55(specs["Ethereum"].invalid(rng))
 
 
+@pytest.mark.slow
 def test_bench_finds_and_leaves_alone_every_kind_at_least_95_percent():
     rows = bench.run(per_kind=40, seed=3)
     assert {row["kind"] for row in rows} == {spec.kind for spec in bench.specs()}
     low = [row for row in rows if row["found"] < 0.95 or row["left_alone"] < 0.95]
     assert low == []
+
+
+@pytest.mark.parametrize("text, number", [
+    ("טלפון 09-7625400 בבית", "09-7625400"),             # Hebrew: Israel's formats
+    ("电话 13812345678", "13812345678"),                  # Chinese: China's
+    ("手机: 138 1234 5678", "138 1234 5678"),
+    ("Tel: 0 532 123 45 67, Ağustos", "0 532 123 45 67"),  # Turkish letters: Turkey's
+    ("Call +63 917 123 4567 or 0917 765 4321", "0917 765 4321"),   # +63 in the document
+])
+def test_national_phone_formats_of_the_regions_a_document_points_to(text, number):
+    assert ("PHONE", number) in found(text)
+
+
+def test_a_national_format_outside_the_regions_is_left_alone():
+    assert found("Tel: 0 532 123 45 67") == set()
+
+
+def test_document_regions_add_country_codes_and_scripts_to_the_settings():
+    from larvatus.transforms.recognizers.contact import document_phone_regions
+
+    assert document_phone_regions("+63 917 123 4567, +44 20 7946 0958 שלום", ("US",)) \
+        == ("US", "PH", "GB", "IL")
+    assert document_phone_regions("nothing here", ("US", "GB")) == ("US", "GB")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("IBAN AL47-2121-1009-0000-0002-3569-8741 ok", {("IBAN", "AL47-2121-1009-0000-0002-3569-8741")}),
+    ("NIF 12345678z", {("ID", "12345678z")}),
+    ("NI number hh 01 02 03 d", {("ID", "hh 01 02 03 d")}),
+    ("see www.microsoft or http://microsoft", set()),
+    ("LV80 bANK 0000 4351 9500 1", set()),                  # mixed case: not an IBAN
+    ("IBAN DE89 3704 0044 0532 0130 01 x", set()),          # bad checksum; its Luhn-valid tail is no card
+    ("hh 01 02 03 d", set()),                               # lower-case NINO needs its cue
+])
+def test_shapes_and_false_positives(text, expected):
+    assert found(text) == expected

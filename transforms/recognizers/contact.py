@@ -48,6 +48,7 @@ _PHONE_PAIRS_RE = re.compile(r"[1-9]\d(?: \d\d){3,}")
 _PHONE_CUE = cue_pattern(
     r"tel|tele|telephone|phone|ph|mobile|mob|cell|cellphone|fax|call|text|sms|whatsapp|"
     r"contact|hotline|ring|reach|telefon|telefoon|tél|téléphone|portable|mobil|handy|"
+    r"teléfono|telefono|cep|numara|numarası|telepono|电话|電話|手机|手機|טלפון|נייד|"
     r"t(?=:)|m(?=:)|f(?=:)|p(?=:)")
 _PHONE_CUE_BEFORE = 32
 _PHONE_MIN_DIGITS = 7     # shorter numbers are years, amounts and extensions far more often
@@ -124,6 +125,34 @@ def _keep_disjoint_offsets(offsets: Iterable[tuple[int, int]]) -> list[tuple[int
     return [(s.start, s.end) for s in spans]
 
 
+# Scripts and letters that place a document in a region whose national phone formats it
+# likely uses (Turkish: the letters only Turkish writes).
+_SCRIPT_REGIONS = (
+    (re.compile("[\u0590-\u05ff]"), "IL"), (re.compile("[\u4e00-\u9fff]"), "CN"),
+    (re.compile("[\uac00-\ud7af]"), "KR"), (re.compile("[\u0e00-\u0e7f]"), "TH"),
+    (re.compile("[\u3040-\u30ff]"), "JP"), (re.compile("[ğĞışŞİ]"), "TR"),
+    (re.compile("[\u0600-\u06ff]"), "SA"))
+_COUNTRY_CODE_RE = re.compile(r"(?<![\w+])[+\uff0b]([1-9][0-9]{0,2})")
+
+
+def document_phone_regions(text: str, regions: Sequence[str]) -> tuple[str, ...]:
+    """`regions`, then the regions the document points to: the main region of each country
+    code written as "+CC" in it (so "+63 917 123 4567" lets "0917 765 4321" be read as a
+    Philippine number), and the region of a script or letters it is written in (Hebrew: IL,
+    Chinese: CN, Hangul: KR, Thai: TH, kana: JP, Arabic: SA, Turkish letters: TR)."""
+    found = list(regions)
+    for m in _COUNTRY_CODE_RE.finditer(text):
+        digits = m.group(1)
+        for size in (1, 2, 3):
+            region = phonenumbers.region_code_for_country_code(int(digits[:size])) \
+                if len(digits) >= size else "ZZ"
+            if region != "ZZ":
+                found.append(region)
+                break
+    found += [region for script, region in _SCRIPT_REGIONS if script.search(text)]
+    return tuple(dict.fromkeys(r for r in found if r != "001"))
+
+
 def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Numbers `phonenumbers.PhoneNumberMatcher` finds, once per region, merged.
 
@@ -140,11 +169,13 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     such as "tel", "phone", "call" or "M:" shortly before them on their line, unless they
     start with "+" or "00"; decimals ("0.88213") and US ZIP+4 codes ("02110-1301") are
     not numbers; and numbers that cover less than half the digits of their run are
-    dropped (a table row).
+    dropped (a table row). The regions are the settings' and those the document itself
+    points to (`document_phone_regions`).
     """
+    regions = document_phone_regions(text, settings.phone_regions)
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS
-             for s, e in _phone_run_matches(text, run.start(), run.end(), settings.phone_regions)]
+             for s, e in _phone_run_matches(text, run.start(), run.end(), regions)]
     return keep_disjoint(set(found), key=lambda s: (-len(s), s.start))
 
 
@@ -225,16 +256,31 @@ def _trim_url(url: str) -> str:
     return url[:end]
 
 
+_SCHEME_RE = re.compile(r"(?:https?|ftp)://|www\.", re.IGNORECASE)
+
+
+def _has_domain(url: str) -> bool:
+    """Whether the host after a scheme or "www." holds a dot, is bracketed (IPv6) or is
+    localhost: "http://microsoft" and "www.microsoft" are words after a prefix, not addresses."""
+    prefix = _SCHEME_RE.match(url)
+    if prefix is None:   # a domain and a path: its pattern asks for a dot
+        return True
+    host = re.split(r"[/:?#]", url[prefix.end():], maxsplit=1)[0]
+    return "." in host.strip(".") or url[prefix.end():].startswith("[") \
+        or host.lower() == "localhost"
+
+
 def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """URLs with a scheme (http, https, ftp), starting with "www.", or a domain and a path.
 
     The path form needs a common top-level domain ("example.com/jobs/12", not
-    "config.py/x"); a bare domain without a path ("example.com") is not a URL here.
+    "config.py/x"); a bare domain without a path ("example.com") is not a URL here, nor a
+    scheme or "www." before a host without a dot ("http://microsoft", "www.microsoft").
     """
     spans = []
     for m in finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
         url = _trim_url(m.group())
-        if url.endswith("//"):
+        if url.endswith("//") or not _has_domain(url):
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(url), "URL", SCORE_FORMAT))
     return spans

@@ -59,12 +59,17 @@ def recognize_cards(text: str, settings: PatternSettings) -> list[EntitySpan]:
     Groups of 3 to 6 digits (the last may be shorter: "4445 3499 6189 9") or one unbroken
     run; the number starts as a card network's do (2 to 6: Mastercard, Amex/Diners/JCB,
     Visa, Mastercard/Maestro, Discover/UnionPay; 1800: JCB). Maestro's 12-digit numbers
-    are taken too, with Maestro prefixes only.
+    are taken too, with Maestro prefixes only. Digits inside something shaped like an IBAN
+    (one whose checksum failed) are not a card.
     """
     spans = []
     for m in _CARD_RE.finditer(text):
         groups = [(g.start(), g.end()) for g in DIGIT_RUN_RE.finditer(text, m.start(), m.end())]
         spans.extend(EntitySpan(s, e, "CARD", SCORE_CHECKSUM) for s, e in _card_in(text, groups))
+    if spans:
+        iban_shaped = [m.span() for m in _IBAN_RE.finditer(text)]
+        spans = [span for span in spans
+                 if not any(s < span.end and span.start < e for s, e in iban_shaped)]
     return spans
 
 
@@ -72,24 +77,32 @@ def recognize_cards(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 _IBAN_RE = re.compile(
     r"(?=[A-Za-z])(?<!\w)[A-Z]{2}[0-9]{2}"
-    r"(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?)(?!\w)",
+    r"(?:[A-Z0-9]{11,30}|(?P<sep>[ -])[A-Z0-9]{4}(?:(?P=sep)[A-Z0-9]{4}){1,6}"
+    r"(?:(?P=sep)[A-Z0-9]{1,4})?)(?!\w)",
     re.IGNORECASE)
 
 
+def _one_case(candidate: str) -> bool:
+    letters = [ch for ch in candidate if ch.isalpha()]
+    return all(ch.isupper() for ch in letters) or all(ch.islower() for ch in letters)
+
+
 def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
-    """IBANs of any country, compact or in groups of four, valid for `stdnum.iban`.
+    """IBANs of any country, compact or in groups of four (spaces or dashes), valid for
+    `stdnum.iban`, with their letters all in one case ("LV80 bANK ..." is not one).
 
     A grouped candidate that fails is retried without its trailing groups, in case a
     word of four letters or digits followed it.
     """
     spans = []
     for m in _IBAN_RE.finditer(text):
-        parts = m.group().split(" ")
+        sep = m.group("sep") or " "
+        parts = m.group().split(sep)
         for k in range(len(parts), 0, -1):
-            candidate = " ".join(parts[:k])
+            candidate = sep.join(parts[:k])
             if len(candidate) < 15:
                 break
-            if stdnum_iban.is_valid(candidate):
+            if _one_case(candidate) and stdnum_iban.is_valid(candidate.replace("-", " ")):
                 end = m.start() + len(candidate)
                 spans.append(EntitySpan(m.start(), end, "IBAN", SCORE_CHECKSUM))
                 break

@@ -160,8 +160,12 @@ ID_SCHEMES = (
     IdScheme("UK NINO",   # AB 12 34 56 C
              re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
              score=SCORE_FORMAT),
+    IdScheme("UK NINO, lower case",   # hh 01 02 03 d, after a cue
+             re.compile(rf"(?=[a-z])(?<!\w)(?i:{_NINO_PREFIX})(?: ?[0-9]{{2}}){{3}} ?[a-d](?!\w)"),
+             lambda candidate: candidate[:2].islower(), score=SCORE_FORMAT,
+             cue=cue_pattern(r"NI|NINO|national insurance")),
     IdScheme("ES DNI",   # 12345678Z
-             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Za-z](?!\w)"), es_dni.is_valid),
     IdScheme("ES NIE",   # X1234567L
              re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
     IdScheme("NL BSN",   # 123456782
