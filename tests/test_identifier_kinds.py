@@ -162,3 +162,43 @@ def test_document_regions_add_country_codes_and_scripts_to_the_settings():
 ])
 def test_shapes_and_false_positives(text, expected):
     assert found(text) == expected
+
+
+@pytest.mark.parametrize("value, label", [("S1234567D", "ID"), ("1EG4-TE5-MK73", "ID"),
+                                          ("00:50:99:84:a2:a0", "MAC"), ("AB12 CDE", "VEHICLE")])
+@pytest.mark.parametrize("model_label", ["ORG", "MISC"])
+def test_a_pattern_label_wins_over_the_models_guess_on_the_same_characters(value, label,
+                                                                            model_label):
+    from larvatus.transforms.recognizers import merge_spans
+    from larvatus.transforms.records import EntitySpan
+
+    text = f"Registered under {value} last year."
+    start = text.index(value)
+    model = [EntitySpan(start, start + len(value), model_label, 0.8)]
+    merged = merge_spans(model, find_patterns(text), text)
+    assert [(s.label, text[s.start:s.end]) for s in merged] == [(label, value)]
+
+
+NEW_LABELS_TEXT = ("Routing number 021000021, wallet 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD, "
+                   "host 00:50:99:84:a2:a0, car AB12 CDE, NRIC S1234567D.")
+NEW_PLANTED = {"BANK": "021000021", "CRYPTO": "1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD",
+               "MAC": "00:50:99:84:a2:a0", "VEHICLE": "AB12 CDE", "ID": "S1234567D"}
+
+
+@pytest.mark.slow
+def test_new_labels_are_redacted_through_the_pipeline_by_default(rigged_model_dir, tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from larvatus.run import run
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": NEW_LABELS_TEXT}) + "\n")
+    run(["--input", str(source), "--output", str(tmp_path / "out"), "--model",
+         str(rigged_model_dir), "--device", "cpu"])
+    [path] = (tmp_path / "out").glob("**/annotations*.parquet")
+    [row] = pq.read_table(path).to_pylist()
+    for label, value in NEW_PLANTED.items():
+        assert value not in row["redacted_text"], label
+        assert f"[{label}]" in row["redacted_text"], label
