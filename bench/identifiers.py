@@ -26,7 +26,9 @@ from stdnum import mac as stdnum_mac
 from stdnum.au import abn as au_abn
 from stdnum.au import acn as au_acn
 from stdnum.au import tfn as au_tfn
+from stdnum import iban as stdnum_iban
 from stdnum.ca import sin as ca_sin
+from stdnum.es import dni as es_dni
 from stdnum.fi import hetu as fi_hetu
 from stdnum.gb import nhs as gb_nhs
 from stdnum.in_ import aadhaar as in_aadhaar
@@ -92,6 +94,11 @@ def _checked(make: Maker, is_valid: Callable[[str], bool]) -> tuple[Maker, Maker
     def invalid(rng):
         return _break(rng, valid(rng), is_valid)
     return valid, invalid
+
+
+def _nif(rng):
+    body = _digits(rng, 8)
+    return body + es_dni.calc_check_digit(body)
 
 
 def _rrn(rng):
@@ -313,6 +320,54 @@ def _month_year(rng, month: Optional[int] = None):
     return f"{month:02d}/{year}"
 
 
+def _national_phone(region: str, valid: bool = True) -> Maker:
+    """A mobile number of `region` in its national format that phonenumbers accepts or, with
+    `valid` false, the same one digit short, which it rejects for that region."""
+    import phonenumbers
+
+    example = str(phonenumbers.example_number_for_type(
+        region, phonenumbers.PhoneNumberType.MOBILE).national_number)
+
+    def valid_number(rng):
+        while True:
+            number = phonenumbers.parse(example[:3] + _digits(rng, len(example) - 3), region)
+            if phonenumbers.is_valid_number(number):
+                return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+
+    def invalid_number(rng):
+        while True:
+            written = valid_number(rng)[:-1]
+            if not phonenumbers.is_valid_number(phonenumbers.parse(written, region)):
+                return written
+    return valid_number if valid else invalid_number
+
+
+_PLATE_LETTERS = "ABCDEFGHJKLMNPRSTUVWXYZ"
+
+
+def _de_plate(rng, digits: int = 0):
+    area = "".join(rng.choice(_PLATE_LETTERS) for _ in range(rng.randint(1, 3)))
+    return f"{area}-{''.join(rng.choice(_PLATE_LETTERS) for _ in range(rng.randint(1, 2)))} " \
+           f"{rng.randint(1, 9)}{_digits(rng, digits or rng.randint(0, 3))}"
+
+
+def _tr_plate(rng, province: Optional[int] = None):
+    province = province or rng.randint(1, 81)
+    return f"{province:02d} {''.join(rng.choice(_PLATE_LETTERS) for _ in range(3))} {_digits(rng, 3)}"
+
+
+def _dashed_iban(rng):
+    from stdnum import iban
+
+    country, bban = rng.choice((("DE", 18), ("AT", 16), ("PL", 24), ("AL", 24)))
+
+    def make(r):
+        digits = _digits(r, bban)
+        return f"{country}{iban.calc_check_digits(country + '00' + digits)}{digits}"
+    value = _until(rng, make, iban.is_valid)
+    return "-".join(value[i:i + 4] for i in range(0, len(value), 4))
+
+
 def _cue(*words: str) -> tuple[str, ...]:
     return tuple(f"{word} {{}} was checked." if i % 2 else f"Her {word} is {{}}, as filed."
                  for i, word in enumerate(words))
@@ -360,6 +415,23 @@ def specs() -> list[Spec]:
              _cue("account number", "checking account")),
         Spec("UK plate", "VEHICLE", _uk_plate, lambda r: _uk_plate(r, age=r.randint(30, 49))),
         Spec("IN plate", "VEHICLE", _in_plate, lambda r: _in_plate(r, state="ZQ")),
+        Spec("DE plate", "VEHICLE", _de_plate, lambda r: _de_plate(r, digits=4),
+             _cue("Kennzeichen", "number plate")),
+        Spec("TR plate", "VEHICLE", _tr_plate, lambda r: _tr_plate(r, province=r.randint(82, 99)),
+             _cue("plaka", "plate")),
+        Spec("IBAN with dashes", "IBAN", _dashed_iban,
+             lambda r: _break(r, _dashed_iban(r), lambda v: stdnum_iban.is_valid(v.replace("-", "")),
+                              (2, 3))),
+        Spec("ES NIF, lower case", "ID", lambda r: _nif(r).lower(),
+             lambda r: _break(r, _nif(r), es_dni.is_valid).lower(), _cue("NIF", "DNI")),
+        Spec("IL phone", "PHONE", _national_phone("IL"), _national_phone("IL", valid=False),
+             ("טלפון {} בבית", "מספר נייד {} תודה")),
+        Spec("CN phone", "PHONE", _national_phone("CN"), _national_phone("CN", valid=False),
+             ("电话: {}", "手机 {} 联系")),
+        Spec("TR phone", "PHONE", _national_phone("TR"), _national_phone("TR", valid=False),
+             ("Telefon numaram {}, İstanbul.", "Cep: {} (Ağustos)")),
+        Spec("PH phone", "PHONE", _national_phone("PH"), _national_phone("PH", valid=False),
+             ("Call {} or the office on +63 2 8123 4567.", "Mobile {}, Manila (+63).")),
         Spec("ISO timestamp", "DATE", _timestamp, lambda r: _timestamp(r, month=13)),
         Spec("month-year", "DATE", _month_year, lambda r: f"{r.randint(13, 99)}/{r.randint(1990, 2030)}"),
     ]
