@@ -231,10 +231,9 @@ def _bech32_polymod(values: list[int]) -> int:
 
 
 def _bech32(rng: random.Random) -> str:
-    data = [0] + [rng.randrange(32) for _ in range(32)]   # witness v0, 20-byte program
     program = bytes(rng.randrange(256) for _ in range(20))
     bits = "".join(f"{b:08b}" for b in program)
-    data = [0] + [int(bits[i:i + 5], 2) for i in range(0, 160, 5)]
+    data = [0] + [int(bits[i:i + 5], 2) for i in range(0, 160, 5)]   # witness v0
     hrp = [ord(c) >> 5 for c in "bc"] + [0] + [ord(c) & 31 for c in "bc"]
     polymod = _bech32_polymod(hrp + data + [0] * 6) ^ 1
     checksum = [(polymod >> 5 * (5 - i)) & 31 for i in range(6)]

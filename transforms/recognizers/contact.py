@@ -132,6 +132,7 @@ _SCRIPT_REGIONS = (
     (re.compile("[\uac00-\ud7af]"), "KR"), (re.compile("[\u0e00-\u0e7f]"), "TH"),
     (re.compile("[\u3040-\u30ff]"), "JP"), (re.compile("[ğĞışŞİ]"), "TR"),
     (re.compile("[\u0600-\u06ff]"), "SA"))
+_ANY_SCRIPT_RE = re.compile("|".join(script.pattern for script, _ in _SCRIPT_REGIONS))
 _COUNTRY_CODE_RE = re.compile(r"(?<![\w+])[+\uff0b]([1-9][0-9]{0,2})")
 
 
@@ -149,7 +150,8 @@ def document_phone_regions(text: str, regions: Sequence[str]) -> tuple[str, ...]
             if region != "ZZ":
                 found.append(region)
                 break
-    found += [region for script, region in _SCRIPT_REGIONS if script.search(text)]
+    if _ANY_SCRIPT_RE.search(text):
+        found += [region for script, region in _SCRIPT_REGIONS if script.search(text)]
     return tuple(dict.fromkeys(r for r in found if r != "001"))
 
 

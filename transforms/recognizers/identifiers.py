@@ -286,6 +286,18 @@ ID_SCHEMES = ID_SCHEMES + _NATIONAL_SCHEMES
 _PHONE_PREFIX_RE = re.compile(r"(?:\+|\b00)[0-9]{1,3}[ .-]?(?:\(0\)[ ]?)?\Z")
 
 
+def _joined(lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Consecutive lines as one range (fewer searches): the shapes neither hold nor look
+    across a line break, so they match the same in a range of lines as line by line."""
+    joined: list[tuple[int, int]] = []
+    for start, end in lines:
+        if joined and joined[-1][1] + 1 == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
+
+
 def _has_cue(text: str, start: int, end: int, cue: re.Pattern) -> bool:
     """Whether the cue occurs shortly before or after [start, end) on the same line."""
     ws, we = line_window(text, start, end, _CUE_BEFORE, _CUE_AFTER)
@@ -302,7 +314,7 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "SSN" or "BSN" on the same line.
     """
     spans = set()
-    hint_lines = lines_with(_ID_HINT_RE, text)   # once for every hinted kind
+    hint_lines = _joined(lines_with(_ID_HINT_RE, text))   # once for every hinted kind
     for kind in ID_SCHEMES:
         for m in kind.candidates(text, hint_lines):
             candidate = m.group()
@@ -391,14 +403,16 @@ def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]
     (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
     after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
     spans = []
-    for m in _UK_PLATE_RE.finditer(text):
+    digit_lines = lines_with(DIGIT_RE, text)   # every plate holds a digit, none a line break
+    for m in finditer_on_lines(_UK_PLATE_RE, DIGIT_RE, text, digit_lines):
         if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
             spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
     spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-              for m in _IN_PLATE_RE.finditer(text)]
+              for m in finditer_on_lines(_IN_PLATE_RE, DIGIT_RE, text, digit_lines)]
     for pattern in (_DE_PLATE_RE, _TR_PLATE_RE):
         spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-                  for m in pattern.finditer(text) if _plate_near_cue(text, m)]
+                  for m in finditer_on_lines(pattern, DIGIT_RE, text, digit_lines)
+                  if _plate_near_cue(text, m)]
     return spans
 
 
