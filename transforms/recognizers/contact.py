@@ -133,7 +133,8 @@ _SCRIPT_REGIONS = (
     (re.compile("[\u3040-\u30ff]"), "JP"), (re.compile("[ğĞışŞİ]"), "TR"),
     (re.compile("[\u0600-\u06ff]"), "SA"))
 _ANY_SCRIPT_RE = re.compile("|".join(script.pattern for script, _ in _SCRIPT_REGIONS))
-_COUNTRY_CODE_RE = re.compile(r"(?<![\w+])[+\uff0b]([1-9][0-9]{0,2})")
+# "+CC" opening a phone number: at least six more digits, not "+2" in a score or "+0.5"
+_COUNTRY_CODE_RE = re.compile(r"(?<![\w+])[+\uff0b]([1-9][0-9]{0,2})(?=(?:[ .()-]{0,2}[0-9]){6})")
 
 
 def document_phone_regions(text: str, regions: Sequence[str]) -> tuple[str, ...]:

@@ -129,7 +129,9 @@ def _near(text: str, start: int, end: int, cue: re.Pattern) -> bool:
 def recognize_bank_numbers(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """US ABA routing numbers (9 digits, checksum by `stdnum.us.rtn`) after a routing cue, and
     bank account numbers (8 to 17 digits, no checksum) after an account cue, on the same line."""
-    spans = []
+    spans: list[EntitySpan] = []
+    if not (_ROUTING_CUE.search(text) or _ACCOUNT_CUE.search(text)):   # no cue, no number
+        return spans
     for m in _ROUTING_RE.finditer(text):
         if us_rtn.is_valid(m.group()) and _near(text, m.start(), m.end(), _ROUTING_CUE):
             spans.append(EntitySpan(m.start(), m.end(), "BANK", SCORE_CHECKSUM))

@@ -409,7 +409,7 @@ def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]
             spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
     spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
               for m in finditer_on_lines(_IN_PLATE_RE, DIGIT_RE, text, digit_lines)]
-    for pattern in (_DE_PLATE_RE, _TR_PLATE_RE):
+    for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
         spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
                   for m in finditer_on_lines(pattern, DIGIT_RE, text, digit_lines)
                   if _plate_near_cue(text, m)]
