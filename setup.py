@@ -9,7 +9,8 @@ RUNTIME = [
     "pyarrow>=14",
     "numpy>=1.26",
     "phonenumbers>=8.13",      # PHONE recognizer (Google's libphonenumber port)
-    "python-stdnum>=1.20",     # checksums: IBAN, cards (Luhn), national ids
+    "python-stdnum>=1.20",     # checksums: IBAN, cards (Luhn), national ids, Bitcoin, MAC
+    "pycryptodome>=3.18",      # Keccak-256 for Ethereum addresses' EIP-55 checksum
     "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
     "onnx>=1.16",              # derives the fp16 GPU graph from the int8 model (models/variants.py)
 ]

@@ -177,11 +177,17 @@ def test_ordinary_numbers_and_bare_years_stay(text):
     ("the house on plot 288/3", "288/3"),
     ("sheet 11/15W.2 of the land register", "11/15W.2"),
     ("Flurstück 1234", "1234"),
-    ("Routing number: 021000021", "021000021"),
-    ("ABA 111000025, account 12345678", "111000025"),
 ])
 def test_sort_codes_and_case_and_plot_numbers_are_codes(text, code):
     assert ("CODE", code) in found(text)
+
+
+@pytest.mark.parametrize("text,number", [
+    ("Routing number: 021000021", "021000021"),
+    ("ABA 111000025, account 12345678", "111000025"),
+])
+def test_routing_numbers_are_bank_numbers(text, number):
+    assert ("BANK", number) in found(text)
 
 
 @pytest.mark.parametrize("text", [

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,25 @@ def test_registering_a_label_appends_its_placeholder_after_the_others(employee_k
 
 def test_kinds_run_in_registration_order_with_builtins_first(employee_kind):
     assert [k.label for k in kinds()] == [*BUILTIN_LABELS, "EMPLOYEE"]
+
+
+_DOCS = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
+
+
+def test_the_documented_way_to_add_a_kind_runs_as_written():
+    block = _DOCS.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    try:
+        exec(compile(block, str(_DOCS), "exec"), {})
+        assert "EMPLOYEE" in pattern_labels()
+    finally:
+        unregister("EMPLOYEE")
+
+
+def test_the_documentation_lists_every_label_and_identifier_scheme():
+    from larvatus.transforms.recognizers.identifiers import ID_SCHEMES
+
+    rows = [line for line in _DOCS.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    documented_labels = {row.split("|")[1].strip() for row in rows}
+    assert set(BUILTIN_LABELS) <= documented_labels
+    kinds_column = "\n".join(row.split("|")[2] for row in rows if row.split("|")[1].strip() == "ID")
+    assert [s.name for s in ID_SCHEMES if s.name not in kinds_column] == []

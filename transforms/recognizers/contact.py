@@ -1,4 +1,4 @@
-"""Contact details: email addresses, phone numbers, IP addresses, URLs and chat or log handles."""
+"""Contact and network details: email, phone numbers, IP and MAC addresses, URLs, chat or log handles."""
 from __future__ import annotations
 
 import ipaddress
@@ -8,9 +8,11 @@ from typing import Iterable, Optional, Sequence
 
 import phonenumbers
 
+from stdnum import mac as stdnum_mac
+
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, LB, LINE_BREAK_RE, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
-    cue_pattern, finditer_on_lines, keep_disjoint, line_window, lines_with)
+    H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
+    finditer_on_lines, keep_disjoint, line_window)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -40,11 +42,13 @@ _PHONE_SEP = (f"(?:[ \u00a0\u2007\u202f]|[{_PHONE_DASHES}]|[ ][{_PHONE_DASHES}][
 _PHONE_RUN_RE = re.compile(f"[+\uff0b]?\\(?\\d+(?:{_PHONE_SEP}\\d+)*\\)?")
 _PHONE_DECIMAL_RE = re.compile(r"\D*\d+\.\d+\D*")     # 0.88213, (2.0477815)
 _PHONE_ZIP_RE = re.compile(r"\d{5}-\d{4}")               # US ZIP+4, 02110-1301
+_PHONE_SSN_RE = re.compile(r"\d{3}-\d{2}-\d{4}")         # the US SSN shape, 078-05-1121
 # "06 12 34 56 78" comes with its leading 0; "60 22 50 86 58" is a row of numbers
 _PHONE_PAIRS_RE = re.compile(r"[1-9]\d(?: \d\d){3,}")
 _PHONE_CUE = cue_pattern(
     r"tel|tele|telephone|phone|ph|mobile|mob|cell|cellphone|fax|call|text|sms|whatsapp|"
     r"contact|hotline|ring|reach|telefon|telefoon|tél|téléphone|portable|mobil|handy|"
+    r"teléfono|telefono|cep|numara|numarası|telepono|电话|電話|手机|手機|טלפון|נייד|"
     r"t(?=:)|m(?=:)|f(?=:)|p(?=:)")
 _PHONE_CUE_BEFORE = 32
 _PHONE_MIN_DIGITS = 7     # shorter numbers are years, amounts and extensions far more often
@@ -99,7 +103,8 @@ def _phone_run_matches(text: str, start: int, end: int,
             return []
     digits = count_digits(run)
     if (digits < _PHONE_MIN_DIGITS or _PHONE_DECIMAL_RE.fullmatch(run)
-            or _PHONE_PAIRS_RE.fullmatch(bare) or _PHONE_ZIP_RE.fullmatch(bare)):
+            or _PHONE_PAIRS_RE.fullmatch(bare) or _PHONE_ZIP_RE.fullmatch(bare)
+            or _PHONE_SSN_RE.fullmatch(run)):
         return []
     ws, we = line_window(text, start, end, 1, 1)
     window = text[ws:we]
@@ -122,6 +127,37 @@ def _keep_disjoint_offsets(offsets: Iterable[tuple[int, int]]) -> list[tuple[int
     return [(s.start, s.end) for s in spans]
 
 
+# Scripts and letters that place a document in a region whose national phone formats it
+# likely uses (Turkish: the letters only Turkish writes).
+_SCRIPT_REGIONS = (
+    (re.compile("[\u0590-\u05ff]"), "IL"), (re.compile("[\u4e00-\u9fff]"), "CN"),
+    (re.compile("[\uac00-\ud7af]"), "KR"), (re.compile("[\u0e00-\u0e7f]"), "TH"),
+    (re.compile("[\u3040-\u30ff]"), "JP"), (re.compile("[ğĞışŞİ]"), "TR"),
+    (re.compile("[\u0600-\u06ff]"), "SA"))
+_ANY_SCRIPT_RE = re.compile("|".join(script.pattern for script, _ in _SCRIPT_REGIONS))
+# "+CC" opening a phone number: at least six more digits, not "+2" in a score or "+0.5"
+_COUNTRY_CODE_RE = re.compile(r"(?<![\w+])[+\uff0b]([1-9][0-9]{0,2})(?=(?:[ .()-]{0,2}[0-9]){6})")
+
+
+def document_phone_regions(text: str, regions: Sequence[str]) -> tuple[str, ...]:
+    """`regions`, then the regions the document points to: the main region of each country
+    code written as "+CC" in it (so "+63 917 123 4567" lets "0917 765 4321" be read as a
+    Philippine number), and the region of a script or letters it is written in (Hebrew: IL,
+    Chinese: CN, Hangul: KR, Thai: TH, kana: JP, Arabic: SA, Turkish letters: TR)."""
+    found = list(regions)
+    for m in _COUNTRY_CODE_RE.finditer(text):
+        digits = m.group(1)
+        for size in (1, 2, 3):
+            region = phonenumbers.region_code_for_country_code(int(digits[:size])) \
+                if len(digits) >= size else "ZZ"
+            if region != "ZZ":
+                found.append(region)
+                break
+    if _ANY_SCRIPT_RE.search(text):
+        found += [region for script, region in _SCRIPT_REGIONS if script.search(text)]
+    return tuple(dict.fromkeys(r for r in found if r != "001"))
+
+
 def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Numbers `phonenumbers.PhoneNumberMatcher` finds, once per region, merged.
 
@@ -137,11 +173,13 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     such as "tel", "phone", "call" or "M:" shortly before them on their line, unless they
     start with "+" or "00"; decimals ("0.88213") and US ZIP+4 codes ("02110-1301") are
     not numbers; and numbers that cover less than half the digits of their run are
-    dropped (a table row).
+    dropped (a table row). The regions are the settings' and those the document itself
+    points to (`document_phone_regions`).
     """
+    regions = document_phone_regions(text, settings.phone_regions)
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS
-             for s, e in _phone_run_matches(text, run.start(), run.end(), settings.phone_regions)]
+             for s, e in _phone_run_matches(text, run.start(), run.end(), regions)]
     return keep_disjoint(set(found), key=lambda s: (-len(s), s.start))
 
 
@@ -222,16 +260,31 @@ def _trim_url(url: str) -> str:
     return url[:end]
 
 
+_SCHEME_RE = re.compile(r"(?:https?|ftp)://|www\.", re.IGNORECASE)
+
+
+def _has_domain(url: str) -> bool:
+    """Whether the host after a scheme or "www." holds a dot, is bracketed (IPv6) or is
+    localhost: "http://microsoft" and "www.microsoft" are words after a prefix, not addresses."""
+    prefix = _SCHEME_RE.match(url)
+    if prefix is None:   # a domain and a path: its pattern asks for a dot
+        return True
+    host = re.split(r"[/:?#]", url[prefix.end():], maxsplit=1)[0]
+    return "." in host.strip(".") or url[prefix.end():].startswith("[") \
+        or host.lower() == "localhost"
+
+
 def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """URLs with a scheme (http, https, ftp), starting with "www.", or a domain and a path.
 
     The path form needs a common top-level domain ("example.com/jobs/12", not
-    "config.py/x"); a bare domain without a path ("example.com") is not a URL here.
+    "config.py/x"); a bare domain without a path ("example.com") is not a URL here, nor a
+    scheme or "www." before a host without a dot ("http://microsoft", "www.microsoft").
     """
     spans = []
     for m in finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
         url = _trim_url(m.group())
-        if url.endswith("//"):
+        if url.endswith("//") or not _has_domain(url):
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(url), "URL", SCORE_FORMAT))
     return spans
@@ -358,6 +411,29 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
+# ----------------------------------------------------------------------------- MAC
+
+_MAC_RE = re.compile(
+    r"(?=[0-9A-Fa-f])(?<![\w:.-])(?:[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}|"
+    r"[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:]|[.-]\w)")
+_MAC_HINT_RE = re.compile(r"[0-9A-Fa-f][:.-][0-9A-Fa-f]")
+
+
+def _colon_form(address: str) -> str:
+    """00:50:99:84:a2:a0 for 0050.9984.a2a0 (stdnum.mac reads pairs); other forms unchanged."""
+    if "." not in address:
+        return address
+    digits = address.replace(".", "")
+    return ":".join(digits[i:i + 2] for i in range(0, 12, 2))
+
+
+def recognize_macs(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """MAC addresses: six hex pairs joined by ":" or "-", or Cisco's three dotted quads."""
+    return [EntitySpan(m.start(), m.end(), "MAC", SCORE_FORMAT)
+            for m in finditer_on_lines(_MAC_RE, _MAC_HINT_RE, text)
+            if stdnum_mac.is_valid(_colon_form(m.group()))]
+
+
 KINDS = (
     Kind("EMAIL", recognize_emails, 0, "email addresses with an alphabetic top-level domain"),
     Kind("PHONE", recognize_phones, 3,
@@ -368,4 +444,6 @@ KINDS = (
     Kind("URL", recognize_urls, 0, "URLs with a scheme, starting with www., or a domain and a path"),
     Kind("HANDLE", recognize_handles, 4,
          "user names in @mentions, chat lines (<nick>, nick:) and log lines (user=, sshd)"),
+    Kind("MAC", recognize_macs, 0, "MAC addresses: 00:1A:2B:3C:4D:5E, 00-1a-2b-3c-4d-5e, 001a.2b3c.4d5e",
+         validation="format (stdnum.mac)"),
 )

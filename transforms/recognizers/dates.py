@@ -25,8 +25,8 @@ _DATE_WRITTEN_RES = (
     re.compile(rf"(?=[0-9])(?<!\w){_DAY}(?:{H}+of)?{_DATE_SEP}{_MONTH},?{_DATE_SEP}{_YEAR}"),
     # August 12, 1956; Aug. 12th 1956
     re.compile(rf"{_MONTH_START}(?<!\w){_MONTH}(?:{H}+){_DAY},?{H}+{_YEAR}"),
-    # August 1956 (the month capitalised: "may 2020" is not a date)
-    re.compile(rf"{_MONTH_START}(?<!\w){_MONTH},?{H}+{_YEAR}"),
+    # August 1956, May-2021 (the month capitalised: "may 2020" is not a date)
+    re.compile(rf"{_MONTH_START}(?<!\w){_MONTH}(?:,?{H}+|[-/]){_YEAR}"),
 )
 # a day number right before "February 2020" ("30 February 2020" that failed as a whole)
 _DAY_BEFORE_RE = re.compile(rf"(?<!\w)[0-9]{{1,2}}(?i:st|nd|rd|th)?(?:{H}+of)?{_DATE_SEP}\Z")
@@ -35,9 +35,13 @@ _DATE_NUMERIC_END = r"(?![./-][0-9])"
 _DATE_DMY_RE = re.compile(  # 12/08/1956, 12.08.1956, 12-08-1956; 08/12/1956 (US)
     _DATE_NUMERIC_START + r"(?P<a>[0-9]{1,2})(?P<sep>[./-])(?P<b>[0-9]{1,2})(?P=sep)"
     r"(?P<year>[12][0-9]{3})(?!\w)" + _DATE_NUMERIC_END)
-_DATE_YMD_RE = re.compile(  # 1956-08-12, 1956/08/12, 1956-08-12T10:30
+_ISO_TIME = (r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?"
+             r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?")
+_DATE_YMD_RE = re.compile(  # 1956-08-12, 1956/08/12, 2024-06-05T09:15:30.500-07:00 (time kept)
     _DATE_NUMERIC_START + r"(?P<year>[12][0-9]{3})(?P<sep>[./-])(?P<b>[0-9]{1,2})(?P=sep)"
-    r"(?P<a>[0-9]{1,2})(?:(?=T[0-9])|(?!\w))" + _DATE_NUMERIC_END)
+    rf"(?P<a>[0-9]{{1,2}})(?:{_ISO_TIME}(?!\w)|(?=T[0-9])|(?!\w))" + _DATE_NUMERIC_END)
+_DATE_MONTH_YEAR_RE = re.compile(  # 05/2021, 5.2021
+    _DATE_NUMERIC_START + r"(?:0?[1-9]|1[0-2])[./](?:19|20)[0-9]{2}(?!\w)" + _DATE_NUMERIC_END)
 _DATE_SHORT_RE = re.compile(  # 12/8/56, 12.08.56 (two-digit day and month with dots)
     _DATE_NUMERIC_START
     + r"(?:(?P<a>[0-9]{1,2})/(?P<b>[0-9]{1,2})/|(?P<a2>[0-9]{2})\.(?P<b2>[0-9]{2})\.)"
@@ -136,6 +140,8 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
             year, a, b = int(m.group("year")), int(m.group("a")), int(m.group("b"))
             if _is_date(year, b, a) or (pattern is _DATE_DMY_RE and _is_date(year, a, b)):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
+    spans += [EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED)
+              for m in finditer_on_lines(_DATE_MONTH_YEAR_RE, _FULL_YEAR_HINT_RE, text)]
     for m in finditer_on_lines(_DATE_SHORT_RE, _SHORT_DATE_HINT_RE, text):
         a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
         years = (1900 + int(m.group("year")), 2000 + int(m.group("year")))

@@ -15,7 +15,21 @@ from stdnum.ie import pps as ie_pps
 from stdnum.it import codicefiscale as it_codicefiscale
 from stdnum.nl import bsn as nl_bsn
 from stdnum.pl import pesel as pl_pesel
+from stdnum import luhn
+from stdnum.au import abn as au_abn
+from stdnum.au import acn as au_acn
+from stdnum.au import tfn as au_tfn
+from stdnum.ca import sin as ca_sin
+from stdnum.de import stnr as de_stnr
+from stdnum.fi import hetu as fi_hetu
+from stdnum.in_ import aadhaar as in_aadhaar
+from stdnum.kr import rrn as kr_rrn
+from stdnum.se import personnummer as se_personnummer
+from stdnum.th import pin as th_pin
+from stdnum.tr import tckimlik as tr_tckimlik
+from stdnum.us import itin as us_itin
 from stdnum.us import ssn as us_ssn
+from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
@@ -73,6 +87,63 @@ def _valid_codice_fiscale(candidate: str) -> bool:
     return any(ch.isdigit() for ch in candidate) and it_codicefiscale.is_valid(candidate)
 
 
+def _digit_sum(number: int) -> int:
+    return sum(int(d) for d in str(number))
+
+
+def _valid_rvnr(candidate: str) -> bool:
+    """German pension insurance number (Rentenversicherungsnummer), by the published check:
+    the letter as its two-digit alphabet position, weights 2,1,2,5,7,1,2,1,2,1,2,1, digit sums,
+    mod 10; the birth date DDMMYY must be a day of a month."""
+    compact = candidate.replace(" ", "")
+    day, month = int(compact[2:4]), int(compact[4:6])
+    if not (1 <= day <= 31 and 1 <= month <= 12):
+        return False
+    digits = compact[:8] + f"{ord(compact[8]) - ord('A') + 1:02d}" + compact[9:11]
+    total = sum(_digit_sum(int(d) * w) for d, w in zip(digits, (2, 1, 2, 5, 7, 1, 2, 1, 2, 1, 2, 1)))
+    return total % 10 == int(compact[11])
+
+
+def _valid_npi(candidate: str) -> bool:
+    """US National Provider Identifier: Luhn over the number prefixed with 80840."""
+    return luhn.is_valid("80840" + candidate)
+
+
+def _valid_medicare(candidate: str) -> bool:
+    """Australian Medicare card number: weights 1,3,7,9,1,3,7,9 on the first eight digits,
+    mod 10, give the ninth."""
+    digits = [int(d) for d in candidate if d.isdigit()]
+    return sum(d * w for d, w in zip(digits, (1, 3, 7, 9, 1, 3, 7, 9))) % 10 == digits[8]
+
+
+_NRIC_LETTERS = {"S": "JZIHGFEDCBA", "T": "JZIHGFEDCBA", "F": "XWUTRQPNMLK", "G": "XWUTRQPNMLK"}
+
+
+def _valid_nric(candidate: str) -> bool:
+    """Singapore NRIC/FIN (S, T, F, G series): weights 2,7,6,5,4,3,2, +4 for T and G, mod 11
+    picks the check letter."""
+    total = sum(int(d) * w for d, w in zip(candidate[1:8], (2, 7, 6, 5, 4, 3, 2)))
+    total += 4 if candidate[0] in "TG" else 0
+    return _NRIC_LETTERS[candidate[0]][total % 11] == candidate[8]
+
+
+def _valid_dea(candidate: str) -> bool:
+    """US DEA registration number (medical licence): (d1+d3+d5) + 2(d2+d4+d6) ends in d7."""
+    d = [int(c) for c in candidate[2:]]
+    return (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10 == d[6]
+
+
+def _valid_uk_driving_licence(candidate: str) -> bool:
+    """UK driving licence: the month (51-62 for women) and day of birth in digits 7-10 exist."""
+    month, day = int(candidate[6:8]), int(candidate[8:10])
+    return (1 <= month <= 12 or 51 <= month <= 62) and 1 <= day <= 31
+
+
+def _stdnum(module) -> Callable[[str], bool]:
+    """python-stdnum's validator of `module`, on the candidate with spaces removed."""
+    return lambda candidate: module.is_valid(candidate.replace(" ", ""))
+
+
 # UK National Insurance numbers have no check digit (python-stdnum has no module for them):
 # HMRC's allocation rules on the two prefix letters and the A-D suffix are the check.
 _NINO_PREFIX = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
@@ -90,8 +161,12 @@ ID_SCHEMES = (
     IdScheme("UK NINO",   # AB 12 34 56 C
              re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
              score=SCORE_FORMAT),
+    IdScheme("UK NINO, lower case",   # hh 01 02 03 d, after a cue
+             re.compile(rf"(?=[a-z])(?<!\w)(?i:{_NINO_PREFIX})(?: ?[0-9]{{2}}){{3}} ?[a-d](?!\w)"),
+             lambda candidate: candidate[:2].islower(), score=SCORE_FORMAT,
+             cue=cue_pattern(r"NI|NINO|national insurance")),
     IdScheme("ES DNI",   # 12345678Z
-             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Z](?!\w)"), es_dni.is_valid),
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Za-z](?!\w)"), es_dni.is_valid),
     IdScheme("ES NIE",   # X1234567L
              re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
     IdScheme("NL BSN",   # 123456782
@@ -124,8 +199,104 @@ ID_SCHEMES = (
 )
 
 
+# National identity, tax, health and licence numbers. Context-free where a check digit, a date
+# and a distinctive shape together make chance matches rare; with a `cue` otherwise.
+_ID_CUE = r"ID|identity|identification|ID card"
+_NATIONAL_SCHEMES = (
+    IdScheme("KR resident registration number",   # 971013-9019902
+             _digits_shape(r"[0-9]{6}(-?)[0-9]{7}"), _stdnum(kr_rrn),
+             cue=cue_pattern(r"RRN|resident registration|주민등록번호|주민번호"),
+             formatted=re.compile(r"[0-9]{6}-[0-9]{7}")),
+    IdScheme("TR T.C. Kimlik No",   # 10000000146, two check digits
+             _digits_shape(r"[1-9][0-9]{10}"), tr_tckimlik.is_valid),
+    IdScheme("TH personal ID",   # 1-2345-45678-78-1
+             _digits_shape(r"[1-8](-?)[0-9]{4}\1[0-9]{5}\1[0-9]{2}\1[0-9]"), th_pin.is_valid,
+             cue=cue_pattern(_ID_CUE + r"|Thai|citizen|บัตรประชาชน|เลขประจำตัวประชาชน"),
+             formatted=re.compile(r"[0-9]-[0-9]{4}-[0-9]{5}-[0-9]{2}-[0-9]")),
+    IdScheme("ZA identity number",   # 7503305044089: birth date, citizenship, Luhn
+             _digits_shape(r"[0-9]{6}( ?)[0-9]{4}\1[0-9]{3}"), _stdnum(za_idnr)),
+    IdScheme("SE personnummer",   # 880320-0016, 19880320-0016
+             _digits_shape(r"(?:19|20)?[0-9]{6}[-+]?[0-9]{4}"), se_personnummer.is_valid,
+             cue=cue_pattern(_ID_CUE + r"|personnummer|personnr|person(?:al)? (?:identity )?number|"
+                             r"samordningsnummer"),
+             formatted=re.compile(r"(?:19|20)[0-9]{6}-[0-9]{4}")),
+    IdScheme("FI HETU",   # 131052-308T: birth date, century sign, check character
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{6}[-+A-FU-Y][0-9]{3}[0-9A-Y](?!\w)"),
+             fi_hetu.is_valid),
+    IdScheme("IN Aadhaar",   # 2341 2341 2346 (Verhoeff)
+             _digits_shape(r"[2-9][0-9]{3}( ?)[0-9]{4}\1[0-9]{4}"), _stdnum(in_aadhaar),
+             cue=cue_pattern(r"aadhaa?r|UIDAI|UID|आधार")),
+    IdScheme("CA social insurance number",   # 046 454 286 (Luhn)
+             _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{3}"), _stdnum(ca_sin),
+             cue=cue_pattern(r"SIN|social insurance|NAS|assurance sociale")),
+    IdScheme("DE pension insurance number",   # 15 070649 C 103 (Rentenversicherungsnummer)
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{2}( ?)[0-9]{6}\1[A-Z]\1[0-9]{3}(?!\w)"),
+             _valid_rvnr),
+    IdScheme("DE tax number",   # Steuernummer 181/815/08155
+             _digits_shape(r"(?:[0-9]{2,3}/[0-9]{3,4}/[0-9]{4,5}|[0-9]{10,13})"),
+             de_stnr.is_valid,
+             cue=cue_pattern(r"Steuernummer|St\.?-?Nr\.?|StNr|tax (?:number|no)")),
+    IdScheme("US ITIN",   # 912-71-1234
+             _digits_shape(r"9[0-9]{2}([ -]?)[5-9][0-9]\1[0-9]{4}"), _stdnum(us_itin),
+             cue=cue_pattern(r"ITIN|taxpayer identification|tax ID"),
+             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
+    IdScheme("US NPI",   # 1234567893 (Luhn after 80840)
+             _digits_shape(r"[12][0-9]{9}"), _valid_npi,
+             cue=cue_pattern(r"NPI|national provider|provider (?:id|number)")),
+    IdScheme("US Medicare beneficiary identifier",   # 1EG4-TE5-MK73
+             re.compile(r"(?=[1-9])(?<![\w-])[1-9](?:[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]){2}"
+                        r"[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])|"
+                        r"(?=[1-9])(?<![\w-])[1-9][AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-"
+                        r"[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])"),
+             None, score=SCORE_FORMAT, hinted=False),
+    IdScheme("AU tax file number",   # 123 456 782
+             _digits_shape(r"[0-9]{3}( ?)[0-9]{3}\1[0-9]{2,3}"), _stdnum(au_tfn),
+             cue=cue_pattern(r"TFN|tax file")),
+    IdScheme("AU business number",   # 51 824 753 556 (mod 89)
+             _digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), _stdnum(au_abn),
+             cue=cue_pattern(r"ABN|business number"),
+             formatted=re.compile(r"[0-9]{2} [0-9]{3} [0-9]{3} [0-9]{3}")),
+    IdScheme("AU company number",   # 004 085 616
+             _digits_shape(r"[0-9]{3}( ?)[0-9]{3}\1[0-9]{3}"), _stdnum(au_acn),
+             cue=cue_pattern(r"ACN|company number")),
+    IdScheme("AU Medicare number",   # 2123 45670 1
+             _digits_shape(r"[2-6][0-9]{3}( ?)[0-9]{5}\1[0-9]"), _valid_medicare,
+             cue=cue_pattern(r"medicare")),
+    IdScheme("PH taxpayer identification number",   # 123-456-789-000, no check digit
+             _digits_shape(r"[0-9]{3}-[0-9]{3}-[0-9]{3}(?:-[0-9]{3,5})?"), None,
+             score=SCORE_FORMAT, cue=cue_pattern(r"TIN|taxpayer identification|BIR")),
+    IdScheme("SG NRIC/FIN",   # S1234567D
+             re.compile(r"(?=[STFG])(?<!\w)[STFG][0-9]{7}[A-Z](?!\w)"), _valid_nric),
+    IdScheme("US DEA number (medical licence)",   # AB1234563
+             re.compile(r"(?=[A-Z])(?<!\w)[ABCDEFGHJKLMPRSTUX][A-Z9][0-9]{7}(?!\w)"), _valid_dea,
+             cue=cue_pattern(r"DEA|licen[cs]e|prescriber|registration")),
+    IdScheme("UK driving licence number",   # MORGA753116SM9IJ
+             re.compile(r"(?=[A-Z9])(?<!\w)[A-Z9]{5}[0-9]{6}[A-Z9]{2}[0-9][A-Z]{2}(?!\w)"),
+             _valid_uk_driving_licence, score=SCORE_FORMAT),
+    IdScheme("driving licence number",   # US D1234567, KR 11-12-345678-90, IN MH-1220110012345
+             re.compile(r"(?=[A-Z]{0,3}[0-9][0-9A-Z-]*?[0-9]{2}-?[0-9]{2})(?<![\w-])[A-Z]{0,3}[0-9]"
+                        r"(?:[0-9A-Z]|-(?=[0-9A-Z])){4,16}(?![\w-])"), None, score=SCORE_FORMAT,
+             cue=cue_pattern(r"driver'?s? licen[cs]e|driving licen[cs]e|DL|licen[cs]e (?:no|number)|"
+                             r"F[üu]hrerschein|permiso de conducir|carnet de conducir|"
+                             r"patente(?: di guida)?|rijbewijs|운전면허")),
+)
+ID_SCHEMES = ID_SCHEMES + _NATIONAL_SCHEMES
+
+
 # "+1 503 837 8935" is a phone number, not an NHS number in its usual groups
 _PHONE_PREFIX_RE = re.compile(r"(?:\+|\b00)[0-9]{1,3}[ .-]?(?:\(0\)[ ]?)?\Z")
+
+
+def _joined(lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Consecutive lines as one range (fewer searches): the shapes neither hold nor look
+    across a line break, so they match the same in a range of lines as line by line."""
+    joined: list[tuple[int, int]] = []
+    for start, end in lines:
+        if joined and joined[-1][1] + 1 == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def _has_cue(text: str, start: int, end: int, cue: re.Pattern) -> bool:
@@ -144,7 +315,7 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "SSN" or "BSN" on the same line.
     """
     spans = set()
-    hint_lines = lines_with(_ID_HINT_RE, text)   # once for every hinted kind
+    hint_lines = _joined(lines_with(_ID_HINT_RE, text))   # once for every hinted kind
     for kind in ID_SCHEMES:
         for m in kind.candidates(text, hint_lines):
             candidate = m.group()
@@ -203,6 +374,49 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
+# ----------------------------------------------------------------------------- VEHICLE
+
+_PLATE_CUE = cue_pattern(r"plates?|registration|reg\.?|licen[cs]e plate|number ?plate|"
+                         r"kennzeichen|nummernschild|amtliches|plaka|vehicle|car|truck|van|"
+                         r"matr[ií]cula|immatriculation|targa")
+_UK_PLATE_RE = re.compile(r"(?=[A-Z])(?<![\w-])[A-HJ-PR-Y][A-Z](?P<age>[0-9]{2})( ?)[A-Z]{3}(?![\w-])")
+_DE_PLATE_RE = re.compile(
+    r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}[- ][A-Z]{1,2}[ -]?[1-9][0-9]{0,3}[EH]?(?![\w-])")
+_TR_PLATE_RE = re.compile(
+    r"(?=[0-8])(?<![\w-])(?:0[1-9]|[1-7][0-9]|8[01])( ?)[A-Z]{1,3}\1[0-9]{2,4}(?![\w-])")
+_IN_PLATE_RE = re.compile(
+    r"(?=[A-Z])(?<![\w-])(?:A[NPRS]|BR|C[GH]|D[DLN]|G[AJ]|H[PR]|J[HK]|K[AL]|L[AD]|M[HLNPZ]|NL|"
+    r"O[DR]|P[BY]|RJ|SK|T[NRS]|U[KP]|WB)([ -]?)[0-9]{1,2}\1[A-Z]{1,3}\1[0-9]{4}(?![\w-])")
+
+
+def _uk_plate_age_exists(m: re.Match) -> bool:
+    """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
+    age = int(m.group("age"))
+    return 2 <= age <= 29 or 51 <= age <= 79
+
+
+def _plate_near_cue(text: str, m: re.Match) -> bool:
+    return _has_cue(text, m.start(), m.end(), _PLATE_CUE)
+
+
+def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]:
+    """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
+    (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
+    after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
+    spans = []
+    digit_lines = lines_with(DIGIT_RE, text)   # every plate holds a digit, none a line break
+    for m in finditer_on_lines(_UK_PLATE_RE, DIGIT_RE, text, digit_lines):
+        if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
+            spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
+    spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
+              for m in finditer_on_lines(_IN_PLATE_RE, DIGIT_RE, text, digit_lines)]
+    for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
+        spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
+                  for m in finditer_on_lines(pattern, DIGIT_RE, text, digit_lines)
+                  if _plate_near_cue(text, m)]
+    return spans
+
+
 KINDS = (
     Kind("ID", recognize_ids, 0,
          "national identity, tax and social security numbers (one row per scheme in ID_SCHEMES)",
@@ -211,4 +425,8 @@ KINDS = (
     Kind("CODE", recognize_codes, 2,
          "case, file, account, patient, booking and similar references after a cue word",
          context="a cue word before the code (case no., file, patient, invoice, ...)"),
+    Kind("VEHICLE", recognize_vehicles, 1,
+         "vehicle registrations: UK AB12 CDE, IN MH 12 AB 1234, DE M-AB 1234, TR 34 ABC 123",
+         validation="UK age identifier; IN state code",
+         context="DE, TR and compact UK plates: plate, registration, Kennzeichen, plaka, vehicle"),
 )

@@ -1,12 +1,10 @@
-"""References after their cue word: UK sort codes, US routing numbers, case numbers after "no.", plot and sheet numbers."""
+"""References after their cue word: UK sort codes, case numbers after "no.", plot and sheet numbers."""
 from __future__ import annotations
 
 import re
 
-from stdnum.us import rtn as us_rtn
-
 from larvatus.transforms.recognizers.base import (
-    H, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
 from larvatus.transforms.records import EntitySpan
 
 # "60-16-13", "60 16 13", "601613" on the line of "sort code" (before it, or after it in
@@ -15,10 +13,6 @@ _SORT_CODE_RE = re.compile(
     r"(?=[0-9])(?<![\w.,/+-])[0-9]{2}(?P<sep>[- ]?)[0-9]{2}(?P=sep)[0-9]{2}(?![\w-])(?![.,/][0-9])")
 _SORT_CODE_CUE = cue_pattern(r"sort{H}?code|sorting{H}code|s/c".replace("{H}", H))
 _SORT_CODE_CUE_BEFORE = 40
-# US ABA routing numbers: nine digits with their check digit (stdnum.us.rtn), after
-# "routing", "ABA" or "RTN" on their line ("Routing number: 021000021").
-_ROUTING_RE = re.compile(r"(?=[0-9])(?<![\w.,/+-])[0-9]{9}(?![\w-])(?![.,/][0-9])")
-_ROUTING_CUE = cue_pattern(r"routing|ABA|RTN|transit")
 # Case and registration numbers after "no." / "nos." / "n°" / "Nr." with at least one "/"
 # ("no. 31/1993/426/505"); plot, parcel, sheet and lot numbers after their word
 # ("plot 288/3", "sheet 11/15W.2", "parcel no. 1234/5", "Flurstück 12/3").
@@ -36,8 +30,7 @@ _LAND_BARE_RE = re.compile(   # "plot 288", "Flurstück 1234": three or more dig
 
 
 def recognize_references(text: str) -> list[EntitySpan]:
-    """UK sort codes next to "sort code", US routing numbers (check digit) after "routing" or
-    "ABA", slashed case numbers after "no.", and plot, parcel and sheet numbers, as CODE
+    """UK sort codes next to "sort code" (US routing numbers are BANK, see `finance`), slashed case numbers after "no.", and plot, parcel and sheet numbers, as CODE
     spans (the code alone).
 
     "no. 5", "Article 6 § 1", "nos. 3 and 4", a sort-code-shaped "12-08-56" without its
@@ -48,10 +41,6 @@ def recognize_references(text: str) -> list[EntitySpan]:
         ws, we = line_window(text, m.start(), m.end(), _SORT_CODE_CUE_BEFORE, 0)
         if _SORT_CODE_CUE.search(text, ws, m.start()):
             spans.append(EntitySpan(m.start(), m.end(), "CODE", SCORE_FORMAT))
-    for m in finditer_on_lines(_ROUTING_RE, _ROUTING_CUE, text):
-        ws, _ = line_window(text, m.start(), m.end(), _SORT_CODE_CUE_BEFORE, 0)
-        if us_rtn.is_valid(m.group()) and _ROUTING_CUE.search(text, ws, m.start()):
-            spans.append(EntitySpan(m.start(), m.end(), "CODE", SCORE_CHECKSUM))
     for pattern, hint in ((_NUMBER_SLASHED_RE, _SLASH_HINT_RE), (_LAND_REFERENCE_RE, _LAND_HINT_RE),
                           (_LAND_BARE_RE, _LAND_HINT_RE)):
         spans += [EntitySpan(m.start("code"), m.end("code"), "CODE", SCORE_FORMAT)

@@ -16,7 +16,7 @@ _LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
 # first given. Labels registered later are appended, in registration order.
 FIXED_PLACEHOLDER_LABELS = (
     "ADDRESS", "CARD", "CODE", "DATE", "EMAIL", "HANDLE", "IBAN", "ID", "IP", "LOC", "MISC",
-    "ORG", "PER", "PHONE", "URL")
+    "ORG", "PER", "PHONE", "URL", "MAC", "BANK", "CRYPTO", "VEHICLE")
 MAX_TIER = 9
 
 

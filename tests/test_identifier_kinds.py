@@ -1,0 +1,204 @@
+"""Identifier, payment, network, vehicle and timestamp kinds: valid values found with their label,
+invalid ones (python-stdnum or the published check decides) left alone, weak ones only with a cue."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from stdnum import bitcoin
+from stdnum import mac as stdnum_mac
+from stdnum.us import itin as us_itin
+
+from bench import identifiers as bench
+from larvatus.transforms.recognizers import find_patterns
+from larvatus.transforms.recognizers import finance
+
+
+def found(text):
+    return {(s.label, text[s.start:s.end]) for s in find_patterns(text)}
+
+
+@pytest.mark.parametrize("text, value, label", [
+    ("주민등록번호 971013-9019902 입니다", "971013-9019902", "ID"),
+    ("Kimlik no 10000000146 kayıtlı", "10000000146", "ID"),
+    ("Thai ID 1-2345-45678-78-1", "1-2345-45678-78-1", "ID"),
+    ("ID 7503305044089 issued", "7503305044089", "ID"),
+    ("personnummer 880320-0016", "880320-0016", "ID"),
+    ("henkilötunnus 131052-308T", "131052-308T", "ID"),
+    ("Aadhaar 2341 2341 2346", "2341 2341 2346", "ID"),
+    ("SIN 123 456 782", "123 456 782", "ID"),
+    ("RVNR 15 070649 C 103", "15 070649 C 103", "ID"),
+    ("Steuernummer 181/815/08155", "181/815/08155", "ID"),
+    ("ITIN 912-71-1234", "912-71-1234", "ID"),
+    ("NPI 1234567893", "1234567893", "ID"),
+    ("Medicare ID 1EG4-TE5-MK73", "1EG4-TE5-MK73", "ID"),
+    ("TFN 123 456 782", "123 456 782", "ID"),
+    ("ABN 51 824 753 556", "51 824 753 556", "ID"),
+    ("ACN 004 085 616", "004 085 616", "ID"),
+    ("Medicare 2123 45670 1", "2123 45670 1", "ID"),
+    ("TIN 123-456-789-000", "123-456-789-000", "ID"),
+    ("NRIC S1234567D", "S1234567D", "ID"),
+    ("DEA number AB1234563", "AB1234563", "ID"),
+    ("licence MORGA753116SM9IJ", "MORGA753116SM9IJ", "ID"),
+    ("driver's license D1234567", "D1234567", "ID"),
+    ("routing number 021000021 at", "021000021", "BANK"),
+    ("account number 12345678901", "12345678901", "BANK"),
+    ("to 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD now", "1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD", "CRYPTO"),
+    ("to bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq now", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+     "CRYPTO"),
+    ("to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed now", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+     "CRYPTO"),
+    ("wallet 0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",
+     "CRYPTO"),
+    ("host D0:50:99:84:A2:A0 up", "D0:50:99:84:A2:A0", "MAC"),
+    ("host 0050.9984.a2a0 up", "0050.9984.a2a0", "MAC"),
+    ("a blue car, AB12 CDE, parked", "AB12 CDE", "VEHICLE"),
+    ("registration AB12CDE", "AB12CDE", "VEHICLE"),
+    ("stopped MH 12 AB 1234 there", "MH 12 AB 1234", "VEHICLE"),
+    ("Kennzeichen M-AB 1234", "M-AB 1234", "VEHICLE"),
+    ("plaka 34 ABC 123", "34 ABC 123", "VEHICLE"),
+    ("card 122000000000003 used", "122000000000003", "CARD"),
+])
+def test_kind_found_with_its_label(text, value, label):
+    assert found(text) == {(label, value)}
+
+
+@pytest.mark.parametrize("text, label", [
+    ("주민등록번호 971013-9019903", "ID"),              # wrong check digit
+    ("Kimlik no 10000000147", "ID"),
+    ("Thai ID 1-2345-45678-78-2", "ID"),
+    ("SIN 123 456 783", "ID"),
+    ("RVNR 15 070649 C 104", "ID"),
+    ("ITIN 912-66-1234", "ID"),                         # group 66 is never issued
+    ("NPI 1234567894", "ID"),
+    ("Medicare ID 1SG4-TE5-MK73", "ID"),                # S is never used
+    ("NRIC S1234567E", "ID"),
+    ("DEA number AB1234564", "ID"),
+    ("licence MORGA713116SM9IJ", "ID"),                 # month 13
+    ("routing number 021000022", "BANK"),
+    ("account 12345", "BANK"),                          # too short
+    ("to 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfE now", "CRYPTO"),
+    ("to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD now", "CRYPTO"),   # EIP-55 fails
+    ("a blue car, AB40 CDE, parked", "VEHICLE"),        # no such age identifier
+    ("stopped ZQ 12 AB 1234 there", "VEHICLE"),         # no such state
+])
+def test_invalid_value_left_alone(text, label):
+    assert label not in {lab for lab, _ in found(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "We shipped 2341 2341 2346 units",   # valid Aadhaar, no cue
+    "total 123 456 782 units",            # valid SIN and TFN, no cue
+    "batch 1234567893 done",              # valid NPI, no cue
+    "reading 021000021 today",            # valid routing number, no cue
+    "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",   # one case, no checksum, no cue
+    "Stand M-AB 1234",                    # German plate shape, no cue
+    "The number 880320-0016 is",          # valid personnummer, no cue
+])
+def test_weak_values_need_a_cue(text):
+    assert found(text) == set()
+
+
+def test_an_invalid_ssn_is_not_a_phone_number():
+    assert found("SSN 962-42-8601") == set()
+
+
+def test_a_valid_south_african_id_is_an_id_not_a_card():
+    assert found("ID 6105079825189 issued") == {("ID", "6105079825189")}
+
+
+def test_bench_values_are_what_the_validators_say():
+    rng = random.Random(5)
+    specs = {spec.kind: spec for spec in bench.specs()}
+    for _ in range(20):
+        assert bitcoin.is_valid(specs["Bitcoin"].valid(rng))
+        assert not bitcoin.is_valid(specs["Bitcoin"].invalid(rng))
+        assert stdnum_mac.is_valid(specs["MAC"].valid(rng))
+        assert not stdnum_mac.is_valid(specs["MAC"].invalid(rng))
+        assert us_itin.is_valid(specs["US ITIN"].valid(rng))
+        assert finance._valid_eip55(specs["Ethereum"].valid(rng))
+        assert not finance._valid_eip55(specs["Ethereum"].invalid(rng))
+
+
+@pytest.mark.slow
+def test_bench_finds_and_leaves_alone_every_kind_at_least_95_percent():
+    rows = bench.run(per_kind=40, seed=3)
+    assert {row["kind"] for row in rows} == {spec.kind for spec in bench.specs()}
+    low = [row for row in rows if row["found"] < 0.95 or row["left_alone"] < 0.95]
+    assert low == []
+
+
+@pytest.mark.parametrize("text, number", [
+    ("טלפון 09-7625400 בבית", "09-7625400"),             # Hebrew: Israel's formats
+    ("电话 13812345678", "13812345678"),                  # Chinese: China's
+    ("手机: 138 1234 5678", "138 1234 5678"),
+    ("Tel: 0 532 123 45 67, Ağustos", "0 532 123 45 67"),  # Turkish letters: Turkey's
+    ("Call +63 917 123 4567 or 0917 765 4321", "0917 765 4321"),   # +63 in the document
+])
+def test_national_phone_formats_of_the_regions_a_document_points_to(text, number):
+    assert ("PHONE", number) in found(text)
+
+
+def test_a_national_format_outside_the_regions_is_left_alone():
+    assert found("Tel: 0 532 123 45 67") == set()
+
+
+def test_document_regions_add_country_codes_and_scripts_to_the_settings():
+    from larvatus.transforms.recognizers.contact import document_phone_regions
+
+    assert document_phone_regions("+63 917 123 4567, +44 20 7946 0958 שלום", ("US",)) \
+        == ("US", "PH", "GB", "IL")
+    assert document_phone_regions("nothing here", ("US", "GB")) == ("US", "GB")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("IBAN AL47-2121-1009-0000-0002-3569-8741 ok", {("IBAN", "AL47-2121-1009-0000-0002-3569-8741")}),
+    ("NIF 12345678z", {("ID", "12345678z")}),
+    ("NI number hh 01 02 03 d", {("ID", "hh 01 02 03 d")}),
+    ("see www.microsoft or http://microsoft", set()),
+    ("LV80 bANK 0000 4351 9500 1", set()),                  # mixed case: not an IBAN
+    ("IBAN DE89 3704 0044 0532 0130 01 x", set()),          # bad checksum; its Luhn-valid tail is no card
+    ("hh 01 02 03 d", set()),                               # lower-case NINO needs its cue
+])
+def test_shapes_and_false_positives(text, expected):
+    assert found(text) == expected
+
+
+@pytest.mark.parametrize("value, label", [("S1234567D", "ID"), ("1EG4-TE5-MK73", "ID"),
+                                          ("00:50:99:84:a2:a0", "MAC"), ("AB12 CDE", "VEHICLE")])
+@pytest.mark.parametrize("model_label", ["ORG", "MISC"])
+def test_a_pattern_label_wins_over_the_models_guess_on_the_same_characters(value, label,
+                                                                            model_label):
+    from larvatus.transforms.recognizers import merge_spans
+    from larvatus.transforms.records import EntitySpan
+
+    text = f"Registered under {value} last year."
+    start = text.index(value)
+    model = [EntitySpan(start, start + len(value), model_label, 0.8)]
+    merged = merge_spans(model, find_patterns(text), text)
+    assert [(s.label, text[s.start:s.end]) for s in merged] == [(label, value)]
+
+
+NEW_LABELS_TEXT = ("Routing number 021000021, wallet 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD, "
+                   "host 00:50:99:84:a2:a0, car AB12 CDE, NRIC S1234567D.")
+NEW_PLANTED = {"BANK": "021000021", "CRYPTO": "1NEDqZPvTWRaoho48qXuLLsrYomMXPABfD",
+               "MAC": "00:50:99:84:a2:a0", "VEHICLE": "AB12 CDE", "ID": "S1234567D"}
+
+
+@pytest.mark.slow
+def test_new_labels_are_redacted_through_the_pipeline_by_default(rigged_model_dir, tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from larvatus.run import run
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": NEW_LABELS_TEXT}) + "\n")
+    run(["--input", str(source), "--output", str(tmp_path / "out"), "--model",
+         str(rigged_model_dir), "--device", "cpu"])
+    [path] = (tmp_path / "out").glob("**/annotations*.parquet")
+    [row] = pq.read_table(path).to_pylist()
+    for label, value in NEW_PLANTED.items():
+        assert value not in row["redacted_text"], label
+        assert f"[{label}]" in row["redacted_text"], label
