@@ -11,6 +11,7 @@ RUNTIME = [
     "phonenumbers>=8.13",      # PHONE recognizer (Google's libphonenumber port)
     "python-stdnum>=1.20",     # checksums: IBAN, cards (Luhn), national ids
     "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
+    "py3langid>=0.3",          # per-document language (its model ships in the wheel)
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.

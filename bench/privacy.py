@@ -338,6 +338,22 @@ def table_rows(scores: dict[str, dict], documents: Sequence[Document], formats: 
     add("names (PER/LOC/ORG)", lambda s: s["overall"]["names"])
     rows.append(("precision (redacted alnum in gold)",
                  [percent(s["precision"]["precision"]) for s in scores.values()], ""))
+    rows.append(("ordinary words kept",
+                 [percent(s["ordinary_words"]["kept_share"]) for s in scores.values()],
+                 f"{any_score['ordinary_words']['words']:,}"))
+    rows.append(("  capitalised ordinary words kept",
+                 [percent(s["ordinary_words"]["capitalised_kept_share"]) for s in scores.values()],
+                 f"{any_score['ordinary_words']['capitalised']:,}"))
+    rows.append(("redacted name spans",
+                 [f"{s['spans']['name_spans']:,}" for s in scores.values()], ""))
+    rows.append(("  of them on no gold item",
+                 [percent(s["spans"]["ordinary_share"]) for s in scores.values()], ""))
+    rows.append(("spans on gold taking a word beside it",
+                 [f"{s['spans']['edge_wider']:,}" for s in scores.values()], ""))
+    rows.append(("spans on gold with punctuation at an edge",
+                 [f"{s['spans']['edge_punctuation']:,}" for s in scores.values()], ""))
+    rows.append(("spans touching gold",
+                 [f"{s['spans']['spans_on_gold']:,}" for s in scores.values()], ""))
     rows.append(("redacted alnum characters",
                  [f"{s['precision']['redacted_alnum']:,}" for s in scores.values()], ""))
     rows.append(("leaked items (surface visible)", [f"{s['leaked']:,}" for s in scores.values()],

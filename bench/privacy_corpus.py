@@ -51,12 +51,21 @@ article numbers, HTTP status codes, request ids, version strings).
   characters redacted outside neutral spans: over-redaction of ordinary words shows.
 - Overall: micro recall over all items, over structured kinds (not PER/LOC/ORG) and over
   names (PER/LOC/ORG).
+- **Ordinary words kept**: of the words outside gold and neutral spans, the share with no
+  character redacted; reported for every such word and for the capitalised ones (headings,
+  greetings, roles, months, sentence starts: the words a name model mistakes for names).
+- **Ordinary name spans**: of the redacted spans with a name label (PER, LOC, ORG, MISC,
+  PERSON, LOCATION, ORGANIZATION, NRP), the share that touch no gold item ("Hi team" as ORG).
+- **Span-edge damage**: of the redacted spans that touch a gold item, those that also take
+  a letter or digit outside every gold and neutral span (a neighbouring word: "witness
+  [PER]"), and those whose first or last character is punctuation or a space.
 """
 from __future__ import annotations
 
 import datetime
 import ipaddress
 import random
+import re
 import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Mapping, Optional, Sequence
@@ -1017,6 +1026,53 @@ def precision_counts(document: Document, mask: bytearray) -> tuple[int, int]:
     return inside, counted
 
 
+_WORD_CHARS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+NAME_LABELS = frozenset({"PER", "LOC", "ORG", "MISC", "PERSON", "LOCATION", "ORGANIZATION", "NRP"})
+
+
+def ordinary_word_counts(document: Document, mask: bytearray) -> dict:
+    """Words outside gold and neutral spans, and how many of them no redaction touched:
+    {"words", "kept", "capitalised", "capitalised_kept"}."""
+    text = document.text
+    gold = coverage_mask(len(text), ((g.start, g.end) for g in document.gold))
+    neutral = coverage_mask(len(text), document.neutral)
+    counts = {"words": 0, "kept": 0, "capitalised": 0, "capitalised_kept": 0}
+    for m in _WORD_CHARS.finditer(text):
+        if any(gold[m.start():m.end()]) or any(neutral[m.start():m.end()]):
+            continue
+        kept = not any(mask[m.start():m.end()])
+        counts["words"] += 1
+        counts["kept"] += kept
+        if m.group()[0].isupper():
+            counts["capitalised"] += 1
+            counts["capitalised_kept"] += kept
+    return counts
+
+
+def span_counts(document: Document, spans: Sequence[Sequence]) -> dict:
+    """Redacted name spans touching no gold item, and edge damage of spans touching one."""
+    text = document.text
+    gold = coverage_mask(len(text), ((g.start, g.end) for g in document.gold))
+    neutral = coverage_mask(len(text), document.neutral)
+    counts = {"name_spans": 0, "name_spans_ordinary": 0, "spans_on_gold": 0,
+              "edge_wider": 0, "edge_punctuation": 0}
+    for span in spans:
+        start, end = max(0, int(span[0])), min(len(text), int(span[1]))
+        if end <= start:
+            continue
+        on_gold = any(gold[start:end])
+        if len(span) > 2 and span[2] in NAME_LABELS:
+            counts["name_spans"] += 1
+            counts["name_spans_ordinary"] += not on_gold and not any(neutral[start:end])
+        if not on_gold:
+            continue
+        counts["spans_on_gold"] += 1
+        counts["edge_wider"] += any(text[i].isalnum() and not gold[i] and not neutral[i]
+                                    for i in range(start, end))
+        counts["edge_punctuation"] += not text[start].isalnum() or not text[end - 1].isalnum()
+    return counts
+
+
 def _ratio(numerator: int, denominator: int) -> Optional[float]:
     return numerator / denominator if denominator else None
 
@@ -1042,6 +1098,9 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
     inside = counted = 0
     missing = 0
     misses: list[dict] = []
+    words = {"words": 0, "kept": 0, "capitalised": 0, "capitalised_kept": 0}
+    edges = {"name_spans": 0, "name_spans_ordinary": 0, "spans_on_gold": 0,
+             "edge_wider": 0, "edge_punctuation": 0}
     for document in documents:
         prediction = predictions.get(document.id)
         if prediction is None:
@@ -1067,6 +1126,10 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
             if not caught:
                 misses.append({"id": document.id, "kind": gold.kind, "fmt": gold.fmt,
                                "value": gold.value})
+        for key, value in ordinary_word_counts(document, mask).items():
+            words[key] += value
+        for key, value in span_counts(document, prediction.spans).items():
+            edges[key] += value
         got_inside, got_counted = precision_counts(document, mask)
         inside += got_inside
         counted += got_counted
@@ -1079,6 +1142,14 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
         "precision": {"redacted_alnum": counted, "inside_gold": inside,
                       "precision": _ratio(inside, counted)},
         "leaked": overall["all"]["leaked"],
+        "ordinary_words": {**words, "kept_share": _ratio(words["kept"], words["words"]),
+                           "capitalised_kept_share": _ratio(words["capitalised_kept"],
+                                                            words["capitalised"])},
+        "spans": {**edges,
+                  "ordinary_share": _ratio(edges["name_spans_ordinary"], edges["name_spans"]),
+                  "edge_wider_share": _ratio(edges["edge_wider"], edges["spans_on_gold"]),
+                  "edge_punctuation_share": _ratio(edges["edge_punctuation"],
+                                                   edges["spans_on_gold"])},
         "documents": len(documents),
         "documents_missing": missing,
         "misses": misses,

@@ -1,6 +1,7 @@
 """Ordinary words around names: stop words per language, greetings, roles, headings and months kept out of model spans."""
 from __future__ import annotations
 
+import bisect
 import importlib
 import re
 from dataclasses import replace
@@ -45,7 +46,17 @@ _HEADINGS = (
     "lieferung angebot bestellung überweisung überweisen konto mahnung frist unterlagen "
     "anfrage rückfrage gespräch besprechung woche tag jahr monat datum betreff facture "
     "montant paiement objet factura importe pago asunto fattura importo pagamento oggetto "
-    "factuur bedrag betaling onderwerp")
+    "factuur bedrag betaling onderwerp anbei beiliegend erhalten gerne gern")
+# Common-noun endings of languages the English model reads poorly: their capitalised nouns
+# ("Verfügung", "Rückfragen") look like names to it. Only words of seven letters or more.
+_NOUN_SUFFIXES = {
+    "de": ("ung", "ungen", "heit", "keit", "schaft", "schaften", "tät", "tion", "tionen",
+           "nis", "nisse", "service", "frage", "fragen", "ment", "mente"),
+    "fr": ("tion", "tions", "ment", "ments", "ence", "ance", "ité", "ités"),
+    "es": ("ción", "ciones", "miento", "mientos", "dad", "dades"),
+    "it": ("zione", "zioni", "mento", "menti", "ità"),
+    "nl": ("ing", "ingen", "heid", "schap", "tie", "ties"),
+}
 _MONTHS_DAYS = (
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
@@ -103,7 +114,8 @@ def is_ordinary(token: str, language: str = "en") -> bool:
     """A word that names nobody: a function word, greeting, role, heading or abbreviation."""
     greetings, roles, headings, _ = _listed()
     bare = _bare(token)
-    return is_stop(token, language) or bare in greetings or bare in roles or bare in headings
+    return is_stop(token, language) or bare in greetings or bare in roles or bare in headings \
+        or len(bare) >= 7 and bare.endswith(_NOUN_SUFFIXES.get(language, ()))
 
 
 def is_month_or_day(token: str) -> bool:
@@ -125,7 +137,7 @@ def _edge_trimmable(token: str, weak: bool, leading: bool, language: str) -> boo
     """Whether a token at a model span's edge is left out of it."""
     if is_punctuation(token):
         return True
-    if is_stop(token, language) and (weak or token.islower()):
+    if is_stop(token, language) and (weak or token.islower() or language != "en"):
         return True
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
@@ -193,12 +205,36 @@ def _trim_pattern(text: str, span: EntitySpan) -> EntitySpan | None:
     return span if (start, end) == (span.start, span.end) else replace(span, start=start, end=end)
 
 
+def _beside(text: str, a: EntitySpan, b: EntitySpan) -> bool:
+    """Whether only spaces stand between two spans."""
+    lo, hi = (a, b) if a.start < b.start else (b, a)
+    return lo.end <= hi.start and not text[lo.end:hi.start].strip(" \t")
+
+
+def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> bool:
+    """A weak model span in lowercase right beside a model span of its own evidence
+    ("misidentified" after "Brian Scott"): a word around a name, not a name."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+        and any(_beside(text, span, other) for other in strong)
+
+
 def refine_spans(text: str, spans: Sequence[EntitySpan],
                  language: str = "en") -> tuple[EntitySpan, ...]:
-    """`refine_span` on every span, the dropped ones left out."""
+    """`refine_span` on every span, the dropped ones left out, and weak lowercase spans
+    beside a name (`_context_word`) dropped too."""
     out = []
     for span in spans:
         refined = refine_span(text, span, language)
         if refined is not None:
             out.append(refined)
-    return tuple(out)
+    strong = sorted((s for s in out if s.label in MODEL_TYPES and s.score >= OWN_EVIDENCE),
+                    key=lambda s: s.start)
+    starts = [s.start for s in strong]
+    return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s)))
+
+
+def _near(strong: Sequence[EntitySpan], starts: list[int], span: EntitySpan) -> Sequence[EntitySpan]:
+    """The strong spans just before and just after a span (by start)."""
+    i = bisect.bisect_left(starts, span.start)
+    return strong[max(0, i - 1):i + 1]

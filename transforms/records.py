@@ -252,6 +252,7 @@ class AnnotatedDocument:
     audit: Audit = field(default_factory=Audit)
     pieces: Optional[DocumentPieces] = field(default=None, repr=False)   # only with ML outputs
     ml: Optional[MlOutputs] = field(default=None, repr=False)
+    language: str = "und"
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from larvatus.transforms import segment as segment_lib
 from larvatus.transforms.audit import audit
 from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from larvatus.transforms.labels import LabelScheme
+from larvatus.transforms.language import detect_language
 from larvatus.transforms.realign import RedactionDecision, realign
 from larvatus.transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
@@ -32,7 +33,7 @@ from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyErro
 
 LOG = logging.getLogger(__name__)
 from larvatus.transforms.counters import (
-    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
+    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, LANGUAGE_PREFIX, NAMESPACE, WORKER_PROCESSES,
 )
 DEAD = "dead_letter"
 
@@ -423,13 +424,17 @@ class Redact(Stage):
     def step(self, tagged: TaggedDocument) -> AnnotatedDocument:
         if self._loaded is None:
             self.setup()
-        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._loaded)
+        language = detect_language(tagged.segmented.document.text)
+        entities, text, replacements = redact(tagged.segmented, tagged.entities, self._loaded,
+                                              language)
         return AnnotatedDocument(
             document=tagged.segmented.document, entities=entities, redacted_text=text,
             replacements=replacements, num_words=tagged.segmented.num_words,
-            num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces)
+            num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces,
+            language=language)
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
+        count(f"{LANGUAGE_PREFIX}{annotated.language}")
         for entity in annotated.entities:
             count(f"entities_{entity.label}")
             if entity.propagated:
