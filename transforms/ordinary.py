@@ -21,11 +21,15 @@ STOP_WORD_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt")
 
 _GREETINGS = (
     "hi hello hey hiya dear greetings regards sincerely yours faithfully truly cheers thanks "
-    "thank best kind warm morning afternoon evening welcome bye goodbye "
+    "thank morning afternoon evening bye goodbye "
     "hallo liebe lieber sehr geehrte geehrter geehrten freundlichen freundliche gruß grüße "
     "grüßen viele beste herzliche bonjour bonsoir cher chère madame monsieur cordialement "
     "salutations merci hola estimado estimada saludos atentamente gracias buenos buenas "
     "ciao gentile cordiali saluti grazie beste geachte groeten vriendelijke hartelijke")
+# Chat words, ordinary only in lowercase ("Nice" and "Great Britain" are places).
+_CHAT = frozenset(
+    "cool lol yeah yep nope sure great nice awesome ok okay thx ty np btw best kind warm "
+    "welcome".split())
 _ROLES = (
     "mr mrs ms miss mx dr prof sir madam lord lady dame rev mister inspector detective "
     "sergeant officer constable judge justice president minister chairman chair ceo cfo cto "
@@ -40,7 +44,7 @@ _HEADINGS = (
     "case law procedure judgment judgement decision reasons background introduction "
     "conclusion complaint alleged violation article articles convention protocol court state "
     "government printer docket notes note report assessment plan diagnosis medication "
-    "allergies history department account order reference ticket request issue update "
+    "allergies history account order reference ticket request issue update "
     "meeting agenda minutes project data engineer property flat apartment office "
     "rechnung betrag zahlung anhang bitte termin vertrag kunde kundennummer auftrag "
     "lieferung angebot bestellung überweisung überweisen konto mahnung frist unterlagen "
@@ -115,6 +119,7 @@ def is_ordinary(token: str, language: str = "en") -> bool:
     greetings, roles, headings, _ = _listed()
     bare = _bare(token)
     return is_stop(token, language) or bare in greetings or bare in roles or bare in headings \
+        or token.islower() and bare in _CHAT \
         or len(bare) >= 7 and bare.endswith(_NOUN_SUFFIXES.get(language, ()))
 
 
@@ -133,15 +138,15 @@ def looks_like_name(surface: str, language: str = "en") -> bool:
                and not is_month_or_day(t) for t in _TOKEN_RE.findall(surface))
 
 
-def _edge_trimmable(token: str, weak: bool, leading: bool, language: str) -> bool:
-    """Whether a token at a model span's edge is left out of it."""
+def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label: str) -> bool:
+    """Whether a token at a model span's edge is left out of it (roles only before a PER)."""
     if is_punctuation(token):
         return True
     if is_stop(token, language) and (weak or token.islower() or language != "en"):
         return True
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
-    return leading and (bare in greetings or bare in roles)
+    return leading and (bare in greetings or label == "PER" and bare in roles)
 
 
 def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan,
@@ -175,9 +180,10 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     weak = span.score < OWN_EVIDENCE
     matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
     first, last = 0, len(matches)
-    while first < last and _edge_trimmable(matches[first].group(), weak, True, language):
+    while first < last and _edge_trimmable(matches[first].group(), weak, True, language, span.label):
         first += 1
-    while last > first and _edge_trimmable(matches[last - 1].group(), weak, False, language):
+    while last > first and _edge_trimmable(matches[last - 1].group(), weak, False, language,
+                                       span.label):
         last -= 1
     if first == last:
         return None
