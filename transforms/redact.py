@@ -413,7 +413,9 @@ def redact(
     replacements.
     """
     text = segmented.document.text
-    spans = refine_spans(text, spans, language) + term_spans(text, policy.always_redact)
+    terms = term_spans(text, policy.always_redact)
+    spans = tuple(s for s in refine_spans(text, spans, language)
+                  if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)
     if policy.propagate:
         spans = resolve_overlaps(
