@@ -161,3 +161,21 @@ def test_only_spans_redacted_on_their_own_evidence_spread():
 ])
 def test_looks_like_name(surface, expected):
     assert looks_like_name(surface) is expected
+
+
+@pytest.mark.parametrize("text, words, rows, expected", [
+    # "Counties": the model says O, the threshold lends it LOC; a capitalised name part joins.
+    ("Minor Counties", [(0, 5), (6, 14)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
+     ["Minor Counties"]),
+    # "." between two parts of one name bridges them.
+    ("ST . LOUIS", [(0, 2), (3, 4), (5, 10)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["ST . LOUIS"]),
+    # A lowercase word stays apart.
+    ("Brian from", [(0, 5), (6, 10)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
+     ["Brian", "from"]),
+])
+def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
+    spans = realign(_encoded(text, words), [np.array(rows, dtype=np.float32)],
+                    read_scheme(["O", "B-LOC", "I-LOC"]),
+                    decision=RedactionDecision(frozenset({"LOC"}), 0.04))
+    assert [text[s.start:s.end] for s in spans] == expected

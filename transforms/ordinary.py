@@ -188,9 +188,9 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     if first == last:
         return None
     start, end = matches[first].start(), matches[last - 1].end()
-    if text[end - 1] == "." and end == span.end and _bare(matches[last - 1].group()) \
-            not in _listed()[1] and len(matches[last - 1].group()) > 3:
-        end -= 1   # a sentence's full stop, not an initial's or a title's
+    word = matches[last - 1].group()
+    if word.endswith(".") and end == span.end and len(word) > 5 and word[:-1].isalpha():
+        end -= 1   # a sentence's full stop, not an abbreviation's ("U.S.", "Corp.", "Fla.")
     trimmed = replace(span, start=start, end=end)
     if _all_ordinary([m.group() for m in matches[first:last]], weak, text, trimmed, language):
         return None

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, decode_spans
+from larvatus.transforms.ordinary import is_ordinary
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
@@ -179,14 +180,52 @@ def decode_entities(
         for first, last, entity in decode_spans(tags))
 
 
-def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme) -> list[tuple[int, int, str]]:
+def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
+          words: Sequence[str]) -> list[tuple[int, int, str]]:
     """Entity runs, the model's own (argmax) spans apart from the words the recall-first rule
-    relabelled: a word the model tagged O never widens one of its entities ("witness" before
-    "Brian Scott"), it forms a span of its own."""
+    relabelled: such a word joins an adjacent entity of the model's only when it looks like
+    a name part ("Scott" after "Brian", "Counties" after "Minor") or sits between two parts of
+    one ("ST . LOUIS"); "witness", "from" and "misidentified" form spans of their own.
+    """
     relabelled = labels != argmax
-    own = [scheme.tags[i] if i >= 0 and not r else None for i, r in zip(labels.tolist(), relabelled)]
-    lent = [scheme.tags[i] if i >= 0 and r else None for i, r in zip(labels.tolist(), relabelled)]
-    return sorted(decode_spans(own) + decode_spans(lent))
+    own = decode_spans([scheme.tags[i] if i >= 0 and not r else None
+                        for i, r in zip(labels.tolist(), relabelled)])
+    lent = decode_spans([scheme.tags[i] if i >= 0 and r else None
+                         for i, r in zip(labels.tolist(), relabelled)])
+    by_end = {last: k for k, (_, last, _) in enumerate(own)}
+    by_start = {first: k for k, (first, _, _) in enumerate(own)}
+    merged = [list(span) for span in own]
+    into = list(range(len(own)))   # where a bridged span went
+
+    def find(k: Optional[int]) -> Optional[int]:
+        while k is not None and into[k] != k:
+            k = into[k]
+        return k
+
+    alone = []
+    for first, last, entity in lent:
+        before, after = find(by_end.get(first)), find(by_start.get(last))
+        name_part = all(_name_part(w) for w in words[first:last])
+        bridge = before is not None and after is not None \
+            and merged[before][2] == merged[after][2] and (name_part or last - first == 1)
+        if bridge:
+            merged[before][1] = merged[after][1]
+            merged[after], into[after] = None, before
+        elif name_part and before is not None:
+            merged[before][1] = last
+        elif name_part and after is not None:
+            merged[after][0] = first
+        else:
+            alone.append((first, last, entity))
+    return sorted([tuple(m) for m in merged if m is not None] + alone)
+
+
+def _name_part(word: str) -> bool:
+    """A word that may continue a name: capitalised (or of a script without case), no
+    ordinary word."""
+    letter = next((c for c in word if c.isalpha()), "")
+    return bool(letter) and (letter.isupper() or letter == letter.lower() == letter.upper()) \
+        and not is_ordinary(word)
 
 
 def realign(
@@ -214,7 +253,8 @@ def realign(
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
     spans = []
-    for first, last, entity in _runs(labels, argmax, scheme):
+    words = [text[a:b] for a, b in zip(starts, ends)]
+    for first, last, entity in _runs(labels, argmax, scheme, words):
         decided = float(mass[first:last].max())
         spans.append(EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
