@@ -128,6 +128,12 @@ def test_a_german_letter_keeps_greeting_closing_and_common_nouns():
         "Verfügung.\nMit freundlichen Grüßen\n[PER]")
 
 
+def test_a_lowercase_word_beside_a_lowercase_name_is_kept_in_chat():
+    text = "mail linde verboom today"
+    spans = [span_of(text, "linde", "PER"), span_of(text, "verboom", "PER", WEAK)]
+    assert redacted(text, *spans) == "mail [PER] [PER] today"
+
+
 def test_refine_span_leaves_spans_of_other_labels_alone_but_their_edges():
     text = "mail ann@x.org."
     span = EntitySpan(5, 15, "EMAIL", 1.0, redacted=True)
@@ -173,9 +179,62 @@ def test_looks_like_name(surface, expected):
     # A lowercase word stays apart.
     ("Brian from", [(0, 5), (6, 10)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
      ["Brian", "from"]),
+    # Joiners and particles inside a name, a street word before one.
+    ("Clark and Sons", [(0, 5), (6, 9), (10, 14)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.6, 0.02, 0.38]], ["Clark and Sons"]),
+    ("Frankfurt am Main", [(0, 9), (10, 12), (13, 17)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Frankfurt am Main"]),
+    ("rue Augustin", [(0, 3), (4, 12)], [[0.9, 0.08, 0.02], [0.02, 0.97, 0.01]],
+     ["rue Augustin"]),
+    ("COUNTY COURT", [(0, 6), (7, 12)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
+     ["COUNTY COURT"]),
 ])
 def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
     spans = realign(_encoded(text, words), [np.array(rows, dtype=np.float32)],
                     read_scheme(["O", "B-LOC", "I-LOC"]),
                     decision=RedactionDecision(frozenset({"LOC"}), 0.04))
     assert [text[s.start:s.end] for s in spans] == expected
+
+
+GERMAN_LETTER = (
+    "Sehr geehrte Frau Schneider,\n\nvielen Dank für Ihre Bestellung vom 3. Mai. Anbei "
+    "erhalten Sie die Rechnung Nr. 2024-117 über den Betrag von 1.250,00 EUR. Bitte überweisen "
+    "Sie den Betrag innerhalb von 14 Tagen auf unser Konto bei der Sparkasse Köln. Bei "
+    "Rückfragen steht Ihnen unser Kundenservice gerne zur Verfügung.\n\nMit freundlichen "
+    "Grüßen\n\nThomas Becker\nBuchhaltung, Müller Logistik GmbH\n")
+ENGLISH = {
+    "landlord": ("The landlord mr. greene called.", "The landlord mr. [PER] called."),
+    "witness": ("The witness Brian Scott misidentified him.",
+                "The witness [PER] misidentified him."),
+    "greeting": ("Hi team, please see the invoice.", "Hi team, please see the invoice."),
+    "address": ("We met at 12 Nguyen Hue, District 1.", "We met at 12 [LOC], "),
+    "headings": ("CIRCUMSTANCES OF THE CASE. The applicants were born in Lyon.",
+                 "CIRCUMSTANCES OF THE CASE. The applicants were born in [LOC]."),
+}
+
+
+@pytest.mark.slow
+def test_the_default_model_keeps_ordinary_words_end_to_end(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from larvatus.run import run
+
+    source = tmp_path / "in.jsonl"
+    records = [{"id": "de", "text": GERMAN_LETTER}] + [
+        {"id": key, "text": text} for key, (text, _) in ENGLISH.items()]
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    run(["--input", str(source), "--output", str(tmp_path / "out"), "--device", "cpu"])
+    [path] = (tmp_path / "out").glob("**/annotations*.parquet")
+    rows = {r["id"]: r for r in pq.read_table(path).to_pylist()}
+    letter = rows["de"]["redacted_text"]
+    assert rows["de"]["language"] == "de"
+    assert letter.startswith("Sehr geehrte Frau [PER],")
+    for word in ("Mit freundlichen Grüßen", "Bitte überweisen Sie", "Rechnung", "Betrag",
+                 "Bestellung", "Rückfragen", "Verfügung", "Anbei erhalten"):
+        assert word in letter, word
+    for name in ("Schneider", "Thomas", "Becker", "Müller"):
+        assert name not in letter, name
+    for key, (_, expected) in ENGLISH.items():
+        assert rows[key]["redacted_text"].startswith(expected), key

@@ -123,6 +123,12 @@ def is_ordinary(token: str, language: str = "en") -> bool:
         or len(bare) >= 7 and bare.endswith(_NOUN_SUFFIXES.get(language, ()))
 
 
+def is_function_word(token: str, language: str = "en") -> bool:
+    """A function word, greeting or role: never part of a name."""
+    greetings, roles, _, _ = _listed()
+    return is_stop(token, language) or _bare(token) in greetings or _bare(token) in roles
+
+
 def is_month_or_day(token: str) -> bool:
     return _bare(token) in _listed()[3]
 
@@ -218,11 +224,13 @@ def _beside(text: str, a: EntitySpan, b: EntitySpan) -> bool:
 
 
 def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> bool:
-    """A weak model span in lowercase right beside a model span of its own evidence
-    ("misidentified" after "Brian Scott"): a word around a name, not a name."""
+    """A weak model span in lowercase right beside a capitalised model span of its own
+    evidence ("misidentified" after "Brian Scott"): a word around a name, not a name (in
+    lowercase chat, "linde verboom", it may be one)."""
     surface = text[span.start:span.end]
     return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
-        and any(_beside(text, span, other) for other in strong)
+        and any(_beside(text, span, other) and not text[other.start:other.end].islower()
+                for other in strong)
 
 
 def refine_spans(text: str, spans: Sequence[EntitySpan],

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, decode_spans
-from larvatus.transforms.ordinary import is_ordinary
+from larvatus.transforms.ordinary import is_function_word
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
@@ -205,27 +205,36 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     alone = []
     for first, last, entity in lent:
         before, after = find(by_end.get(first)), find(by_start.get(last))
-        name_part = all(_name_part(w) for w in words[first:last])
-        bridge = before is not None and after is not None \
-            and merged[before][2] == merged[after][2] and (name_part or last - first == 1)
-        if bridge:
-            merged[before][1] = merged[after][1]
+        run = words[first:last]
+        parts = all(_name_part(w) or w.lower() in _PARTICLES for w in run)
+        if before is not None and after is not None and (parts or last - first == 1 and not any(
+                c.isalnum() for c in run[0])):
+            longer = max(merged[before], merged[after], key=lambda m: m[1] - m[0])
+            merged[before][1:] = [merged[after][1], longer[2]]
             merged[after], into[after] = None, before
-        elif name_part and before is not None:
+        elif before is not None and parts and _name_part(run[-1]):
             merged[before][1] = last
-        elif name_part and after is not None:
+        elif after is not None and parts and (_name_part(run[0]) or run[0].lower() in _STREETS):
             merged[after][0] = first
         else:
             alone.append((first, last, entity))
     return sorted([tuple(m) for m in merged if m is not None] + alone)
 
 
+# Lowercase words inside names: particles ("van den Berg", "Frankfurt am Main"), joiners
+# ("Clark and Sons") and street words before a name ("rue Augustin Collet").
+_PARTICLES = frozenset(
+    "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
+    "and & y e et und en of upon sur rue via calle".split())
+_STREETS = frozenset("rue via calle avenida strada".split())
+
+
 def _name_part(word: str) -> bool:
     """A word that may continue a name: capitalised (or of a script without case), no
-    ordinary word."""
+    function word, greeting or role ("Court" may, "Inspector" and "The" may not)."""
     letter = next((c for c in word if c.isalpha()), "")
     return bool(letter) and (letter.isupper() or letter == letter.lower() == letter.upper()) \
-        and not is_ordinary(word)
+        and not is_function_word(word)
 
 
 def realign(
