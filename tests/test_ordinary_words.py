@@ -128,6 +128,13 @@ def test_a_german_letter_keeps_greeting_closing_and_common_nouns():
         "Verfügung.\nMit freundlichen Grüßen\n[PER]")
 
 
+def test_a_particle_binds_two_model_spans_into_one_name():
+    text = "BSc, Frankfurt am Main Institute of Technology, 2013"
+    spans = [span_of(text, "Frankfurt", "LOC"),
+             span_of(text, "am Main Institute of Technology", "ORG")]
+    assert redacted(text, *spans) == "BSc, [ORG], 2013"
+
+
 def test_a_lowercase_word_beside_a_lowercase_name_is_kept_in_chat():
     text = "mail linde verboom today"
     spans = [span_of(text, "linde", "PER"), span_of(text, "verboom", "PER", WEAK)]
@@ -188,6 +195,9 @@ def test_looks_like_name(surface, expected):
      ["rue Augustin"]),
     ("COUNTY COURT", [(0, 6), (7, 12)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
      ["COUNTY COURT"]),
+    # A list's comma does not bridge two names.
+    ("Douglas , Smith", [(0, 7), (8, 9), (10, 15)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.97, 0.01]], ["Douglas", "Smith"]),
 ])
 def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
     spans = realign(_encoded(text, words), [np.array(rows, dtype=np.float32)],

@@ -78,6 +78,12 @@ _ACRONYM_STOPS = frozenset({"us", "it", "am", "un", "eu"})
 # Function words that are also given names: never ordinary when capitalised ("Will", "May").
 _NAME_STOPS = frozenset({"will", "may", "bill", "mark"})
 
+# Lowercase words inside names: particles ("van den Berg", "Frankfurt am Main"), joiners
+# ("Clark and Sons") and street words before a name ("rue Augustin Collet").
+PARTICLES = frozenset(
+    "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
+    "and & y e et und en of upon sur rue via calle".split())
+
 _TOKEN_RE = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[^\w\s]")
 _DIGIT_NEAR_RE = re.compile(r"\d")
 
@@ -238,7 +244,7 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     """`refine_span` on every span, the dropped ones left out, and weak lowercase spans
     beside a name (`_context_word`) dropped too."""
     out = []
-    for span in spans:
+    for span in _join_at_particles(text, spans):
         refined = refine_span(text, span, language)
         if refined is not None:
             out.append(refined)
@@ -246,6 +252,32 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
                     key=lambda s: s.start)
     starts = [s.start for s in strong]
     return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s)))
+
+
+def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
+    """Two model spans with only a space between them, the second opening with a lowercase
+    particle ("Frankfurt" + "am Main Institute"), are one name: joined, with the longer's
+    label, before the particle could be trimmed from an edge."""
+    out: list[EntitySpan] = []
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        last = out[-1] if out else None
+        first = _TOKEN_RE.match(text, span.start, span.end)
+        if last is not None and last.label in MODEL_TYPES and span.label in MODEL_TYPES \
+                and last.end <= span.start and not text[last.end:span.start].strip(" \t") \
+                and first is not None and first.group() in PARTICLES:
+            longer = max(last, span, key=len)
+            out[-1] = replace(last, end=span.end, label=longer.label,
+                              score=max(last.score, span.score),
+                              decision_score=_max_or_none(last.decision_score,
+                                                          span.decision_score))
+            continue
+        out.append(span)
+    return out
+
+
+def _max_or_none(a, b):
+    values = [v for v in (a, b) if v is not None]
+    return max(values) if values else None
 
 
 def _near(strong: Sequence[EntitySpan], starts: list[int], span: EntitySpan) -> Sequence[EntitySpan]:

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, decode_spans
-from larvatus.transforms.ordinary import is_function_word
+from larvatus.transforms.ordinary import PARTICLES as _PARTICLES, is_function_word
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
@@ -207,8 +207,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
         before, after = find(by_end.get(first)), find(by_start.get(last))
         run = words[first:last]
         parts = all(_name_part(w) or w.lower() in _PARTICLES for w in run)
-        if before is not None and after is not None and (parts or last - first == 1 and not any(
-                c.isalnum() for c in run[0])):
+        if before is not None and after is not None and (
+                parts or last - first == 1 and run[0] in _BRIDGES):
             longer = max(merged[before], merged[after], key=lambda m: m[1] - m[0])
             merged[before][1:] = [merged[after][1], longer[2]]
             merged[after], into[after] = None, before
@@ -221,12 +221,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     return sorted([tuple(m) for m in merged if m is not None] + alone)
 
 
-# Lowercase words inside names: particles ("van den Berg", "Frankfurt am Main"), joiners
-# ("Clark and Sons") and street words before a name ("rue Augustin Collet").
-_PARTICLES = frozenset(
-    "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
-    "and & y e et und en of upon sur rue via calle".split())
-_STREETS = frozenset("rue via calle avenida strada".split())
+_BRIDGES = frozenset(".-'’&/")   # punctuation inside a name ("ST . LOUIS"); not a list's comma
+_STREETS = frozenset("rue via calle avenida strada".split())   # before a name: "rue Augustin"
 
 
 def _name_part(word: str) -> bool:
