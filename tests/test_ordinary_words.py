@@ -135,6 +135,14 @@ def test_a_particle_binds_two_model_spans_into_one_name():
     assert redacted(text, *spans) == "BSc, [ORG], 2013"
 
 
+def test_weak_lowercase_spans_go_in_cased_text_and_stay_in_lowercase_chat():
+    prose = "The report went to the university. It was read there."
+    chat = "<maja40> can you mail verboom today\n<ann> sure"
+    assert redacted(prose, span_of(prose, "university", "ORG", WEAK)) == prose
+    assert redacted(chat, span_of(chat, "verboom", "PER", WEAK)) == \
+        "<maja40> can you mail [PER] today\n<ann> sure"
+
+
 def test_a_lowercase_word_beside_a_lowercase_name_is_kept_in_chat():
     text = "mail linde verboom today"
     spans = [span_of(text, "linde", "PER"), span_of(text, "verboom", "PER", WEAK)]

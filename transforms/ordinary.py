@@ -241,8 +241,8 @@ def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> 
 
 def refine_spans(text: str, spans: Sequence[EntitySpan],
                  language: str = "en") -> tuple[EntitySpan, ...]:
-    """`refine_span` on every span, the dropped ones left out, and weak lowercase spans
-    beside a name (`_context_word`) dropped too."""
+    """`refine_span` on every span, the dropped ones left out; weak lowercase spans beside a
+    name (`_context_word`), and any in a text that capitalises its sentences, dropped too."""
     out = []
     for span in _join_at_particles(text, spans):
         refined = refine_span(text, span, language)
@@ -251,7 +251,29 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     strong = sorted((s for s in out if s.label in MODEL_TYPES and s.score >= OWN_EVIDENCE),
                     key=lambda s: s.start)
     starts = [s.start for s in strong]
-    return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s)))
+    cased = is_cased(text)
+    return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
+                 and not (cased and _weak_lowercase(text, s)))
+
+
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
+# A text whose sentences start with a capital this often writes names with one too.
+CASED_SHARE = 0.8
+
+
+def is_cased(text: str) -> bool:
+    """Whether the text capitalises its sentences (prose, letters, news), unlike a lowercase
+    chat, where names are written in lowercase too."""
+    starts = _SENTENCE_START_RE.findall(text[:20_000])
+    return bool(starts) and sum(c.isupper() for c in starts) >= CASED_SHARE * len(starts)
+
+
+def _weak_lowercase(text: str, span: EntitySpan) -> bool:
+    """A lowercase model span only the recall-first threshold made ("university", "radio"):
+    in cased text, not a name (particles such as "van den" are left to their neighbours)."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+        and not all(t in PARTICLES for t in _TOKEN_RE.findall(surface))
 
 
 def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
