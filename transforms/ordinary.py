@@ -192,10 +192,12 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     weak = span.score < OWN_EVIDENCE
     matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
     first, last = 0, len(matches)
-    while first < last and _edge_trimmable(matches[first].group(), weak, True, language, span.label):
+    def trimmable(index: int, leading: bool) -> bool:
+        return _edge_trimmable(matches[index].group(), weak, leading, language, span.label)
+
+    while first < last and trimmable(first, True):
         first += 1
-    while last > first and _edge_trimmable(matches[last - 1].group(), weak, False, language,
-                                       span.label):
+    while last > first and trimmable(last - 1, False):
         last -= 1
     if first == last:
         return None
