@@ -36,6 +36,8 @@ def redacted(text: str, *spans: EntitySpan, language: str = "en", policy=POLICY)
      "We met at 12 [LOC], District 1."),
     ("Inspector Morse arrived.", "Inspector Morse", "PER", "Inspector [PER] arrived."),
     ("She thanked Smith.", "Smith.", "PER", "She thanked [PER]."),
+    # A combining mark belongs to the name it sits on: it goes with it.
+    ("\u0301Jane left.", "\u0301Jane", "PER", "[PER] left."),
 ])
 def test_a_span_takes_no_punctuation_role_or_function_word_at_its_edges(text, surface, label,
                                                                         expected):

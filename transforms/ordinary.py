@@ -4,6 +4,7 @@ from __future__ import annotations
 import bisect
 import importlib
 import re
+import unicodedata
 from dataclasses import replace
 from functools import lru_cache
 from typing import Sequence
@@ -140,7 +141,8 @@ def is_month_or_day(token: str) -> bool:
 
 
 def is_punctuation(token: str) -> bool:
-    return not any(c.isalnum() for c in token)
+    """Punctuation or symbols only (a combining mark belongs to the word it sits on)."""
+    return all(unicodedata.category(c)[0] in "PSZ" for c in token)
 
 
 def looks_like_name(surface: str, language: str = "en") -> bool:
