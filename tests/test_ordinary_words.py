@@ -145,6 +145,16 @@ def test_weak_lowercase_spans_go_in_cased_text_and_stay_in_lowercase_chat():
         "<maja40> can you mail [PER] today\n<ann> sure"
 
 
+@pytest.mark.parametrize("text, first, second, expected", [
+    ("She lives in Frankfurt am Main now.", "Frankfurt", "Main", "She lives in [LOC] now."),
+    ("Line manager: Julie d' Heripon", "Julie", "Heripon", "Line manager: [PER]"),
+])
+def test_a_particle_between_two_model_spans_joins_them(text, first, second, expected):
+    spans = [span_of(text, first, "LOC" if first == "Frankfurt" else "PER"),
+             span_of(text, second, "LOC", WEAK, redacted=True)]
+    assert redacted(text, *spans) == expected
+
+
 def test_a_lowercase_word_beside_a_lowercase_name_is_kept_in_chat():
     text = "mail linde verboom today"
     spans = [span_of(text, "linde", "PER"), span_of(text, "verboom", "PER", WEAK)]
@@ -203,6 +213,8 @@ def test_looks_like_name(surface, expected):
      [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Frankfurt am Main"]),
     ("rue Augustin", [(0, 3), (4, 12)], [[0.9, 0.08, 0.02], [0.02, 0.97, 0.01]],
      ["rue Augustin"]),
+    ("boulevard Lemonnier", [(0, 9), (10, 19)], [[0.9, 0.08, 0.02], [0.02, 0.97, 0.01]],
+     ["boulevard Lemonnier"]),
     ("COUNTY COURT", [(0, 6), (7, 12)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
      ["COUNTY COURT"]),
     # A list's comma does not bridge two names.

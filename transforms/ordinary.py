@@ -85,6 +85,10 @@ PARTICLES = frozenset(
     "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
     "and & y e et und en of upon sur rue via calle".split())
 
+_PARTICLE_GAP_RE = re.compile(
+    r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, PARTICLES), key=len, reverse=True))
+    + r")[ \t]+|[dl]['’][ \t]*)")
+
 _TOKEN_RE = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[^\w\s]")
 _DIGIT_NEAR_RE = re.compile(r"\d")
 
@@ -282,16 +286,20 @@ def _weak_lowercase(text: str, span: EntitySpan) -> bool:
 
 def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
     """Two model spans with only a space between them, the second opening with a lowercase
-    particle ("Frankfurt" + "am Main Institute"), are one name: joined, with the longer's
-    label, before the particle could be trimmed from an edge."""
+    particle ("Frankfurt" + "am Main Institute"), or with only a particle between them
+    ("Frankfurt" am "Main", "Julie" d' "Heripon"), are one name: joined, with the label of
+    the longer of those the model took on its own evidence, before the particle could be
+    trimmed from an edge."""
     out: list[EntitySpan] = []
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
         last = out[-1] if out else None
         first = _TOKEN_RE.match(text, span.start, span.end)
         if last is not None and last.label in MODEL_TYPES and span.label in MODEL_TYPES \
-                and last.end <= span.start and not text[last.end:span.start].strip(" \t") \
-                and first is not None and first.group() in PARTICLES:
-            longer = max(last, span, key=len)
+                and last.end <= span.start and (
+                    not text[last.end:span.start].strip(" \t") and first is not None
+                    and first.group() in PARTICLES
+                    or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start)):
+            longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
             out[-1] = replace(last, end=span.end, label=longer.label,
                               score=max(last.score, span.score),
                               decision_score=_max_or_none(last.decision_score,

@@ -206,7 +206,7 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     for first, last, entity in lent:
         before, after = find(by_end.get(first)), find(by_start.get(last))
         run = words[first:last]
-        parts = all(_name_part(w) or w.lower() in _PARTICLES for w in run)
+        parts = all(_name_part(w) or w.lower() in _PARTICLES | _STREETS for w in run)
         if before is not None and after is not None and (
                 parts or last - first == 1 and run[0] in _BRIDGES):
             longer = max(merged[before], merged[after], key=lambda m: m[1] - m[0])
@@ -222,7 +222,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
 
 
 _BRIDGES = frozenset(".-'’&/")   # punctuation inside a name ("ST . LOUIS"); not a list's comma
-_STREETS = frozenset("rue via calle avenida strada".split())   # before a name: "rue Augustin"
+_STREETS = frozenset("rue via calle avenida strada boulevard avenue chemin allée impasse quai "
+                     "place piazza viale corso plaza paseo camino".split())   # before a name: "rue Augustin"
 
 
 def _name_part(word: str) -> bool:
