@@ -155,6 +155,12 @@ def test_a_particle_between_two_model_spans_joins_them(text, first, second, expe
     assert redacted(text, *spans) == expected
 
 
+def test_a_joiner_between_two_names_keeps_them_apart():
+    text = "Smith and Jones met."
+    spans = [span_of(text, "Smith", "PER"), span_of(text, "Jones", "PER")]
+    assert redacted(text, *spans) == "[PER] and [PER] met."
+
+
 def test_a_lowercase_word_beside_a_lowercase_name_is_kept_in_chat():
     text = "mail linde verboom today"
     spans = [span_of(text, "linde", "PER"), span_of(text, "verboom", "PER", WEAK)]

@@ -85,8 +85,13 @@ PARTICLES = frozenset(
     "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
     "and & y e et und en of upon sur rue via calle".split())
 
+# Particles that stand between two parts of one name (joiners such as "and" do not: "Smith
+# and Jones" are two people).
+NAME_PARTICLES = frozenset(
+    "van von de den der di da du la le del della des dos das ter ten bin af zu am im upon "
+    "sur".split())
 _PARTICLE_GAP_RE = re.compile(
-    r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, PARTICLES), key=len, reverse=True))
+    r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, NAME_PARTICLES), key=len, reverse=True))
     + r")[ \t]+|[dl]['’][ \t]*)")
 
 _TOKEN_RE = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[^\w\s]")
