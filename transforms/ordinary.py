@@ -302,7 +302,7 @@ def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpa
         if last is not None and last.label in MODEL_TYPES and span.label in MODEL_TYPES \
                 and last.end <= span.start and (
                     not text[last.end:span.start].strip(" \t") and first is not None
-                    and first.group() in PARTICLES
+                    and first.group() in NAME_PARTICLES
                     or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start)):
             longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
             out[-1] = replace(last, end=span.end, label=longer.label,
