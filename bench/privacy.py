@@ -1,6 +1,7 @@
-"""Privacy benchmark: how much planted personal data Larvatus and Presidio hide, and at what cost.
+"""Privacy benchmark: how much planted personal data Larvatus and Presidio hide, and at what cost."""
+from __future__ import annotations
 
-On documents of seven genres (email, chat, medical note, court judgement, HR record, CV,
+USAGE = """On documents of seven genres (email, chat, medical note, court judgement, HR record, CV,
 server log) in five locales with planted personal data and gold spans
 (`bench.privacy_corpus`: faker, seeded; `--split test` by default, documents nobody tuned
 on; `--split dev` for tuning), it runs
@@ -39,7 +40,6 @@ Usage (from the repository root, in the venv with the `bench` extra):
 Figures are deterministic for a split, seed and document count (and faker's version);
 documents/s are not.
 """
-from __future__ import annotations
 
 import argparse
 import glob
@@ -338,6 +338,22 @@ def table_rows(scores: dict[str, dict], documents: Sequence[Document], formats: 
     add("names (PER/LOC/ORG)", lambda s: s["overall"]["names"])
     rows.append(("precision (redacted alnum in gold)",
                  [percent(s["precision"]["precision"]) for s in scores.values()], ""))
+    rows.append(("ordinary words kept",
+                 [percent(s["ordinary_words"]["kept_share"]) for s in scores.values()],
+                 f"{any_score['ordinary_words']['words']:,}"))
+    rows.append(("  capitalised ordinary words kept",
+                 [percent(s["ordinary_words"]["capitalised_kept_share"]) for s in scores.values()],
+                 f"{any_score['ordinary_words']['capitalised']:,}"))
+    rows.append(("redacted name spans",
+                 [f"{s['spans']['name_spans']:,}" for s in scores.values()], ""))
+    rows.append(("  of them on no gold item",
+                 [percent(s["spans"]["ordinary_share"]) for s in scores.values()], ""))
+    rows.append(("spans on gold taking a word beside it",
+                 [f"{s['spans']['edge_wider']:,}" for s in scores.values()], ""))
+    rows.append(("spans on gold with punctuation at an edge",
+                 [f"{s['spans']['edge_punctuation']:,}" for s in scores.values()], ""))
+    rows.append(("spans touching gold",
+                 [f"{s['spans']['spans_on_gold']:,}" for s in scores.values()], ""))
     rows.append(("redacted alnum characters",
                  [f"{s['precision']['redacted_alnum']:,}" for s in scores.values()], ""))
     rows.append(("leaked items (surface visible)", [f"{s['leaked']:,}" for s in scores.values()],
@@ -425,8 +441,8 @@ def print_larvatus_notes(result: dict) -> None:
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python bench/privacy.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+        prog="python bench/privacy.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=USAGE)
     corpus = parser.add_argument_group("corpus (bench.privacy_corpus)")
     corpus.add_argument("--split", choices=SPLITS, default="test",
                         help="test (default: documents nobody tuned on) or dev (for tuning).")

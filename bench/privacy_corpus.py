@@ -1,62 +1,69 @@
-"""Privacy benchmark corpus and scoring: documents with planted personal data and gold spans.
-
-Pure and importable (faker, python-stdnum and phonenumbers; no model, no file, no clock):
-`make_split("test", 140)` returns the same documents on every machine with the same faker
-version, and `score(documents, predictions)` turns a redactor's spans into the figures
-bench/privacy.py prints.
-
-**Documents.** Seven genres, written in English: `email`, `chat` (IRC-style log with
-lowercase names), `medical` (clinic note), `court` (ECHR, UK county court or US district
-court judgement, with application/case numbers and dates), `hr` (employee record), `cv`,
-`log` (web server and application log lines). Each document has a locale (`en_US`, `en_GB`,
-`de_DE`, `fr_FR`, `nl_NL`): names, streets, cities, companies, IBANs, phone and date formats
-and national ids follow it (the people in a document may come from other locales too).
-Document `i` of a split depends only on the split's seed and `i`, so a shorter run is a
-prefix of a longer one; `dev` and `test` come from different seeds (tune on `dev`, report
-on `test`).
-
-**Gold.** Every planted item is a `Gold` span: `text[start:end] == value` (Python code
-points, end-exclusive), spans never overlap, and each has a kind (`KINDS`), a format name
-(`fmt`, e.g. `gb_intl` for a phone, `d_month_y` for a date, `nino` for an id) and, from
-its letters, a casing (`title`, `lower`, `upper`). Kinds:
-
-- PER person names (Titlecase in prose, lowercase in chats, ALL CAPS in headers and court
-  headings; full names, surnames after a title, first names, "SURNAME, FIRST");
-- LOC cities and street addresses; ORG companies, hospitals, universities, courts;
-- EMAIL; PHONE (valid numbers per libphonenumber: `+44 20 7946 0958`, `(212) 555-0143`,
-  `07700 900123`-style mobiles, `+33 1 23 45 67 89`, German and Dutch forms, ...);
-- CARD (faker, Luhn-valid; plain, spaced or dashed); IBAN (valid; compact or spaced);
-- IP (v4 public, v6 full or compressed); URL; DATE (`12/08/1956`, `08/12/1956`,
-  `1956-08-12`, `12 August 1956`, `August 12, 1956`, `12.08.1956`);
-- ID (UK NINO, NHS number, US SSN, Dutch BSN, German tax id, French NIR, all valid);
-- HANDLE (`<jdoe>` at a chat line's start or after a `[09:14]` time, `@jdoe`, `user=jdoe`:
-  the gold span is the nickname alone); CODE (application, case, claim, account, MRN, employee and order
-  references after a cue word: the gold span is the code alone).
-
-Besides gold, a document has **neutral** spans: text a redactor may hide or keep without
-being right or wrong (log and chat timestamps, country names, bare years). Everything else
-is ordinary text, including deliberate distractors (doses, blood pressures, amounts,
-article numbers, HTTP status codes, request ids, version strings).
-
-**Scoring** (`score`): a redactor's prediction for a document is the list of spans it
-*redacted* (labels are ignored) and, optionally, its redacted text.
-
-- An item is **caught** when the redacted spans cover every alphanumeric character of its
-  gold span (character-level coverage: `[PHONE]` over a date still hides the date; half a
-  name hidden is a miss). Recall per kind = caught / items; PER also per casing.
-- An item **leaks** when its exact surface string still appears in the redacted text,
-  with no letter or digit right before or after it (so "Ann" does not leak through
-  "Annual"). Without a redacted text, one is made by replacing the redacted spans.
-- **Precision** = alphanumeric characters redacted inside some gold span / alphanumeric
-  characters redacted outside neutral spans: over-redaction of ordinary words shows.
-- Overall: micro recall over all items, over structured kinds (not PER/LOC/ORG) and over
-  names (PER/LOC/ORG).
-"""
+"""Privacy benchmark corpus and scoring: documents with planted personal data and gold spans."""
+# Pure and importable (faker, python-stdnum and phonenumbers; no model, no file, no clock):
+# `make_split("test", 140)` returns the same documents on every machine with the same faker
+# version, and `score(documents, predictions)` turns a redactor's spans into the figures
+# bench/privacy.py prints.
+#
+# **Documents.** Seven genres, written in English: `email`, `chat` (IRC-style log with
+# lowercase names), `medical` (clinic note), `court` (ECHR, UK county court or US district
+# court judgement, with application/case numbers and dates), `hr` (employee record), `cv`,
+# `log` (web server and application log lines). Each document has a locale (`en_US`, `en_GB`,
+# `de_DE`, `fr_FR`, `nl_NL`): names, streets, cities, companies, IBANs, phone and date formats
+# and national ids follow it (the people in a document may come from other locales too).
+# Document `i` of a split depends only on the split's seed and `i`, so a shorter run is a
+# prefix of a longer one; `dev` and `test` come from different seeds (tune on `dev`, report
+# on `test`).
+#
+# **Gold.** Every planted item is a `Gold` span: `text[start:end] == value` (Python code
+# points, end-exclusive), spans never overlap, and each has a kind (`KINDS`), a format name
+# (`fmt`, e.g. `gb_intl` for a phone, `d_month_y` for a date, `nino` for an id) and, from
+# its letters, a casing (`title`, `lower`, `upper`). Kinds:
+#
+# - PER person names (Titlecase in prose, lowercase in chats, ALL CAPS in headers and court
+#   headings; full names, surnames after a title, first names, "SURNAME, FIRST");
+# - LOC cities and street addresses; ORG companies, hospitals, universities, courts;
+# - EMAIL; PHONE (valid numbers per libphonenumber: `+44 20 7946 0958`, `(212) 555-0143`,
+#   `07700 900123`-style mobiles, `+33 1 23 45 67 89`, German and Dutch forms, ...);
+# - CARD (faker, Luhn-valid; plain, spaced or dashed); IBAN (valid; compact or spaced);
+# - IP (v4 public, v6 full or compressed); URL; DATE (`12/08/1956`, `08/12/1956`,
+#   `1956-08-12`, `12 August 1956`, `August 12, 1956`, `12.08.1956`);
+# - ID (UK NINO, NHS number, US SSN, Dutch BSN, German tax id, French NIR, all valid);
+# - HANDLE (`<jdoe>` at a chat line's start or after a `[09:14]` time, `@jdoe`, `user=jdoe`:
+#   the gold span is the nickname alone); CODE (application, case, claim, account, MRN, employee and order
+#   references after a cue word: the gold span is the code alone).
+#
+# Besides gold, a document has **neutral** spans: text a redactor may hide or keep without
+# being right or wrong (log and chat timestamps, country names, bare years). Everything else
+# is ordinary text, including deliberate distractors (doses, blood pressures, amounts,
+# article numbers, HTTP status codes, request ids, version strings).
+#
+# **Scoring** (`score`): a redactor's prediction for a document is the list of spans it
+# *redacted* (labels are ignored) and, optionally, its redacted text.
+#
+# - An item is **caught** when the redacted spans cover every alphanumeric character of its
+#   gold span (character-level coverage: `[PHONE]` over a date still hides the date; half a
+#   name hidden is a miss). Recall per kind = caught / items; PER also per casing.
+# - An item **leaks** when its exact surface string still appears in the redacted text,
+#   with no letter or digit right before or after it (so "Ann" does not leak through
+#   "Annual"). Without a redacted text, one is made by replacing the redacted spans.
+# - **Precision** = alphanumeric characters redacted inside some gold span / alphanumeric
+#   characters redacted outside neutral spans: over-redaction of ordinary words shows.
+# - Overall: micro recall over all items, over structured kinds (not PER/LOC/ORG) and over
+#   names (PER/LOC/ORG).
+# - **Ordinary words kept**: of the words outside gold and neutral spans, the share with no
+#   character redacted; reported for every such word and for the capitalised ones (headings,
+#   greetings, roles, months, sentence starts: the words a name model mistakes for names).
+# - **Ordinary name spans**: of the redacted spans with a name label (PER, LOC, ORG, MISC,
+#   PERSON, LOCATION, ORGANIZATION, NRP), the share that touch no gold item ("Hi team" as ORG).
+# - **Span-edge damage**: of the redacted spans that touch a gold item, those that also take
+#   a letter or digit outside every gold and neutral span (a neighbouring word: "witness
+#   [PER]"), and those whose first or last character is punctuation or a space.
 from __future__ import annotations
 
 import datetime
 import ipaddress
 import random
+import re
 import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Mapping, Optional, Sequence
@@ -1081,6 +1088,53 @@ def precision_counts(document: Document, mask: bytearray) -> tuple[int, int]:
     return inside, counted
 
 
+_WORD_CHARS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+NAME_LABELS = frozenset({"PER", "LOC", "ORG", "MISC", "PERSON", "LOCATION", "ORGANIZATION", "NRP"})
+
+
+def ordinary_word_counts(document: Document, mask: bytearray) -> dict:
+    """Words outside gold and neutral spans, and how many of them no redaction touched:
+    {"words", "kept", "capitalised", "capitalised_kept"}."""
+    text = document.text
+    gold = coverage_mask(len(text), ((g.start, g.end) for g in document.gold))
+    neutral = coverage_mask(len(text), document.neutral)
+    counts = {"words": 0, "kept": 0, "capitalised": 0, "capitalised_kept": 0}
+    for m in _WORD_CHARS.finditer(text):
+        if any(gold[m.start():m.end()]) or any(neutral[m.start():m.end()]):
+            continue
+        kept = not any(mask[m.start():m.end()])
+        counts["words"] += 1
+        counts["kept"] += kept
+        if m.group()[0].isupper():
+            counts["capitalised"] += 1
+            counts["capitalised_kept"] += kept
+    return counts
+
+
+def span_counts(document: Document, spans: Sequence[Sequence]) -> dict:
+    """Redacted name spans touching no gold item, and edge damage of spans touching one."""
+    text = document.text
+    gold = coverage_mask(len(text), ((g.start, g.end) for g in document.gold))
+    neutral = coverage_mask(len(text), document.neutral)
+    counts = {"name_spans": 0, "name_spans_ordinary": 0, "spans_on_gold": 0,
+              "edge_wider": 0, "edge_punctuation": 0}
+    for span in spans:
+        start, end = max(0, int(span[0])), min(len(text), int(span[1]))
+        if end <= start:
+            continue
+        on_gold = any(gold[start:end])
+        if len(span) > 2 and span[2] in NAME_LABELS:
+            counts["name_spans"] += 1
+            counts["name_spans_ordinary"] += not on_gold and not any(neutral[start:end])
+        if not on_gold:
+            continue
+        counts["spans_on_gold"] += 1
+        counts["edge_wider"] += any(text[i].isalnum() and not gold[i] and not neutral[i]
+                                    for i in range(start, end))
+        counts["edge_punctuation"] += not text[start].isalnum() or not text[end - 1].isalnum()
+    return counts
+
+
 def _ratio(numerator: int, denominator: int) -> Optional[float]:
     return numerator / denominator if denominator else None
 
@@ -1106,6 +1160,9 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
     inside = counted = 0
     missing = 0
     misses: list[dict] = []
+    words = {"words": 0, "kept": 0, "capitalised": 0, "capitalised_kept": 0}
+    edges = {"name_spans": 0, "name_spans_ordinary": 0, "spans_on_gold": 0,
+             "edge_wider": 0, "edge_punctuation": 0}
     for document in documents:
         prediction = predictions.get(document.id)
         if prediction is None:
@@ -1131,6 +1188,10 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
             if not caught:
                 misses.append({"id": document.id, "kind": gold.kind, "fmt": gold.fmt,
                                "value": gold.value})
+        for key, value in ordinary_word_counts(document, mask).items():
+            words[key] += value
+        for key, value in span_counts(document, prediction.spans).items():
+            edges[key] += value
         got_inside, got_counted = precision_counts(document, mask)
         inside += got_inside
         counted += got_counted
@@ -1143,6 +1204,14 @@ def score(documents: Sequence[Document], predictions: Mapping[str, Prediction]) 
         "precision": {"redacted_alnum": counted, "inside_gold": inside,
                       "precision": _ratio(inside, counted)},
         "leaked": overall["all"]["leaked"],
+        "ordinary_words": {**words, "kept_share": _ratio(words["kept"], words["words"]),
+                           "capitalised_kept_share": _ratio(words["capitalised_kept"],
+                                                            words["capitalised"])},
+        "spans": {**edges,
+                  "ordinary_share": _ratio(edges["name_spans_ordinary"], edges["name_spans"]),
+                  "edge_wider_share": _ratio(edges["edge_wider"], edges["spans_on_gold"]),
+                  "edge_punctuation_share": _ratio(edges["edge_punctuation"],
+                                                   edges["spans_on_gold"])},
         "documents": len(documents),
         "documents_missing": missing,
         "misses": misses,

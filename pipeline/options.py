@@ -116,6 +116,20 @@ class LarvatusOptions(PipelineOptions):
                                 f"hidden). In (0, 1]; lower hides more. Default: "
                                 f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
                                 "token recall of PER/LOC/ORG >= 0.99; see the model card).")
+        group.add_argument("--label-thresholds", "--label_thresholds", dest="label_thresholds",
+                           default="",
+                           help="Per-label thresholds overriding --redact-threshold, e.g. "
+                                "'ORG=0.3,PER=0.02': a model span is redacted when its "
+                                "decision_score reaches its label's threshold.")
+        group.add_argument("--keep-terms", "--keep_terms", dest="keep_terms", default=None,
+                           help="A UTF-8 file of words or phrases, one a line, never redacted "
+                                "(whole words, any case; '#' starts a comment line).")
+        group.add_argument("--always-redact", "--always_redact", dest="always_redact",
+                           default=None,
+                           help="A UTF-8 file of words or phrases, one a line, always redacted "
+                                "wherever they stand as whole words (any case), e.g. a client "
+                                "list; 'LABEL<TAB>term' picks the placeholder's label (default "
+                                "TERM).")
         group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
                            default=",".join(DEFAULT_PHONE_REGIONS),
                            help="Regions whose national phone formats are recognised (numbers "

@@ -1,4 +1,4 @@
-"""`larvatus report OUT`: a self-contained HTML page of a finished job, drawn with spaCy's displaCy."""
+"""`larvatus report OUT`: a self-contained HTML page of a finished job: counts, audit findings marked inline, every document."""
 from __future__ import annotations
 
 import html
@@ -30,6 +30,19 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: #188038; } .bad { color: #d93025; font-weight: bold; }
 .doc { border: 1px solid #eee; border-radius: 6px; padding: .2em 1em; margin: 1em 0; }
 .meta { color: #666; font-size: .9em; }
+.text { white-space: pre-wrap; line-height: 1.9; }
+mark.entity { padding: .1em .3em; border-radius: .3em; color: #222; }
+mark.finding { background: #fff; outline: 2px solid #d93025; padding: 0 .15em; }
+details { border-bottom: 1px solid #eee; padding: .2em 0; }
+"""
+# Documents listed under "All documents" (each reachable by its id in the search box).
+MAX_DOCUMENTS = 1000
+SEARCH_JS = """
+function larvatusFilter(q) {
+  q = q.toLowerCase();
+  for (const d of document.querySelectorAll('details[data-id]'))
+    d.style.display = d.dataset.id.toLowerCase().includes(q) ? '' : 'none';
+}
 """
 
 
@@ -42,20 +55,68 @@ def _table(rows: Sequence[tuple], header: tuple) -> str:
     return f"<table><tr>{head}</tr>{body}</table>" if rows else "<p>none</p>"
 
 
-def _render(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
-    """displaCy's entity view of `text` with (start, end, label) spans (manual mode)."""
-    from spacy import displacy
+def render_marked(text: str, placeholders: Sequence[tuple[int, int, str]],
+                  findings: Sequence[tuple[int, int, str]] = ()) -> str:
+    """Redacted text as HTML: each placeholder a coloured mark showing its text once (its
+    label in the tooltip), each audit finding outlined in red with its kind in the tooltip."""
+    marks = sorted([(s, e, "p", label) for s, e, label in placeholders]
+                   + [(s, e, "f", kind) for s, e, kind in findings])
+    out, cursor = [], 0
+    for start, end, what, name in marks:
+        if start < cursor or end > len(text) or end <= start:
+            continue
+        out.append(html.escape(text[cursor:start]))
+        inner = html.escape(text[start:end])
+        if what == "p":
+            color = COLORS.get(name, PATTERN_COLOR)
+            out.append(f'<mark class="entity" style="background:{color}" '
+                       f'title="{html.escape(name)}">{inner}</mark>')
+        else:
+            out.append(f'<mark class="finding" title="audit: {html.escape(name)}">{inner}</mark>')
+        cursor = end
+    out.append(html.escape(text[cursor:]))
+    return f"<div class='text'>{''.join(out)}</div>"
 
-    labels = sorted({label for _, _, label in spans})
-    colors = {label: COLORS.get(label, PATTERN_COLOR) for label in labels}
-    doc = {"text": text, "ents": [{"start": s, "end": e, "label": label}
-                                  for s, e, label in sorted(spans)], "title": None}
-    return displacy.render(doc, style="ent", manual=True, page=False,
-                           options={"colors": colors})
+
+def _marks(row: dict, length: int) -> tuple[list, list]:
+    placeholders = [(r["start"], r["end"], r["label"]) for r in row["replacements"]
+                    if r["end"] <= length]
+    audit = row.get("audit") or {}
+    findings = [(f["start"], f["end"], f["kind"]) for f in audit.get("spans") or []
+                if f["end"] <= length]
+    return placeholders, findings
 
 
+def all_documents(files: list[str], limit: int = MAX_DOCUMENTS) -> str:
+    """Every document (up to `limit`), folded, with a search box on the id."""
+    parts, shown, total = [], 0, 0
+    for path in files:
+        with storage.open_binary(path) as handle:
+            table = pq.read_table(handle, columns=["id", "redacted_text", "replacements",
+                                                   "audit"])
+        for row in table.to_pylist():
+            total += 1
+            if shown >= limit:
+                continue
+            shown += 1
+            text = row["redacted_text"][:SAMPLE_CHARS]
+            more = len(row["redacted_text"]) - len(text)
+            findings = (row.get("audit") or {}).get("findings", 0)
+            doc_id = html.escape(str(row["id"]))
+            parts.append(
+                f"<details data-id=\"{doc_id}\"><summary>{doc_id} &middot; audit findings "
+                f"{findings}</summary>{render_marked(text, *_marks(row, len(text)))}"
+                + (f"<p class='meta'>{more:,} more characters not shown</p>" if more else "")
+                + "</details>")
+    note = "" if total <= limit else (
+        f"<p class='meta'>{limit:,} of {total:,} documents listed; raise --max-documents "
+        f"to list more.</p>")
+    return (f"<h2>All documents ({total:,})</h2>"
+            "<p><input type='search' placeholder='search by id' "
+            "oninput='larvatusFilter(this.value)'></p>" + note + "".join(parts))
 
-def build_report(output_dir: str, samples: int = 5) -> str:
+
+def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOCUMENTS) -> str:
     """The report's HTML; raises IncompleteRun for a folder without a finished run."""
     summary = finished_summary(output_dir)
     files = storage.list_files(annotation_files_pattern(output_dir))
@@ -90,10 +151,14 @@ def build_report(output_dir: str, samples: int = 5) -> str:
         + _table(sorted(audit.get("findings_by_kind", {}).items(), key=lambda kv: -kv[1]),
                  ("kind", "findings")))
     parts.append("<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
+    parts.append("<p class='meta'>Placeholders are coloured by label; what the audit still "
+                 "finds is outlined in red (hover for its kind).</p>")
     for findings, file_index, row in riskiest_positions(files, samples):
         parts.append(_sample(files[file_index], row, findings, kept_text))
+    parts.append(all_documents(files, max_documents))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>Larvatus report</title><style>{CSS}</style></head><body>"
+            f"<title>Larvatus report</title><style>{CSS}</style>"
+            f"<script>{SEARCH_JS}</script></head><body>"
             + "\n".join(parts) + "</body></html>")
 
 
@@ -106,16 +171,14 @@ def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
     row = table.slice(position, 1).to_pylist()[0]
     doc_id = row["id"]
     text = row["redacted_text"][:SAMPLE_CHARS]
-    spans = [(r["start"], r["end"], r["label"]) for r in row["replacements"]
-             if r["end"] <= len(text)]
     out = [f"<div class='doc'><p class='meta'>id {html.escape(str(doc_id))} &middot; "
-           f"audit findings {findings}</p>{_render(text, spans)}"]
+           f"audit findings {findings}</p>{render_marked(text, *_marks(row, len(text)))}"]
     if kept_text:
         original = row["text"][:SAMPLE_CHARS]
         ents = [(e["start"], e["end"], e["label"]) for e in row["entities"]
                 if e["end"] <= len(original)]
         out.append("<p class='meta'>original text (kept with --keep-text)</p>"
-                   + _render(original, ents))
+                   + render_marked(original, ents))
     out.append("</div>")
     return "".join(out)
 
@@ -123,8 +186,9 @@ def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
 def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") -> int:
     parser = ArgumentParser(
         prog=prog, description="Write a finished job's HTML report: counts per label, dead-"
-        "letter reasons, the audit, and the redacted text of the riskiest documents with "
-        "their placeholders highlighted (spaCy displaCy). The original text appears only "
+        "letter reasons, the audit, the redacted text of the riskiest documents with "
+        "their placeholders highlighted and the audit's findings outlined in red, and every "
+        "document under a search box. The original text appears only "
         "if the run kept it (--keep-text), under a warning banner.",
         epilog="examples:\n  larvatus report out/            # writes out/report.html\n"
                "  larvatus report out/ --output /tmp/r.html --samples 10")
@@ -133,7 +197,11 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
                         metavar="FILE",
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
     parser.add_argument("--samples", type=int, default=5,
-                        help="Documents shown, riskiest first. Default: 5.")
+                        help="Documents shown open, riskiest first. Default: 5.")
+    parser.add_argument("--max-documents", "--max_documents", dest="max_documents", type=int,
+                        default=MAX_DOCUMENTS,
+                        help="Documents listed under 'All documents', each found by its id "
+                             f"in the page's search box. Default: {MAX_DOCUMENTS}.")
     remote.add_store_arguments(parser)
     args, status = parse_or_report(parser, argv)
     if args is None:
@@ -144,7 +212,7 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     try:
-        page = build_report(args.output_dir, args.samples)
+        page = build_report(args.output_dir, args.samples, args.max_documents)
     except IncompleteRun as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return error.status

@@ -127,17 +127,23 @@ def annotation_settings(options) -> dict:
         record_timeout = check_record_timeout(options.record_timeout)
     except ValueError as error:
         raise _option_error("--record-timeout", error) from error
-    try:
-        policy = RedactionPolicy(
-            labels=labels, style=options.placeholder,
-            key_source=pseudonym_key_source(options), propagate=options.propagate)
-    except ValueError as error:
-        raise _option_error("--placeholder", error) from error
     model_types = labels & set(spec.scheme.entity_types)
     try:
-        decision = RedactionDecision(model_types, options.redact_threshold) if model_types else None
+        label_thresholds = parse_label_thresholds(options.label_thresholds, model_types)
+        decision = RedactionDecision(model_types, options.redact_threshold,
+                                     label_thresholds) if model_types else None
     except ValueError as error:
-        raise _option_error("--redact-threshold", error) from error
+        raise _option_error("--redact-threshold/--label-thresholds", error) from error
+    keep_terms = read_terms(options.keep_terms, "--keep-terms")
+    always_redact = read_labelled_terms(options.always_redact)
+    try:
+        policy = RedactionPolicy(
+            # A label with its own threshold is redacted by the decision, not by name.
+            labels=labels - {label for label, _ in label_thresholds}, style=options.placeholder,
+            key_source=pseudonym_key_source(options), propagate=options.propagate,
+            keep_terms=keep_terms, always_redact=always_redact)
+    except ValueError as error:
+        raise _option_error("--placeholder", error) from error
     try:
         patterns = PatternSettings(labels=labels & set(pattern_labels()),
                                    phone_regions=resolve_phone_regions(options.phone_regions))
@@ -149,6 +155,47 @@ def annotation_settings(options) -> dict:
         aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
         patterns=patterns, decision=decision, record_timeout=record_timeout,
         ml=ml_settings(options, spec))
+
+
+def parse_label_thresholds(value: str, model_types: set[str]) -> tuple[tuple[str, float], ...]:
+    """'ORG=0.3,PER=0.02' as (label, threshold) pairs; a label must be a redacted model type."""
+    pairs = []
+    for part in filter(None, (p.strip() for p in (value or "").split(","))):
+        label, sep, number = part.partition("=")
+        label = label.strip().upper()
+        if not sep or label not in model_types:
+            raise ValueError(f"{part!r}: write LABEL=THRESHOLD with LABEL one of the redacted "
+                             f"model types {sorted(model_types)}")
+        try:
+            pairs.append((label, float(number)))
+        except ValueError:
+            raise ValueError(f"{part!r}: the threshold is not a number") from None
+    return tuple(pairs)
+
+
+def _term_lines(path: Optional[str], option: str) -> list[str]:
+    if not path:
+        return []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise OptionsError(f"{option}: cannot read {path}: {type(error).__name__}") from error
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def read_terms(path: Optional[str], option: str) -> tuple[str, ...]:
+    """The words or phrases of a term file, one a line."""
+    return tuple(_term_lines(path, option))
+
+
+def read_labelled_terms(path: Optional[str]) -> tuple[tuple[str, str], ...]:
+    """(term, label) pairs of an --always-redact file: 'LABEL<TAB>term' or a bare term (TERM)."""
+    pairs = []
+    for line in _term_lines(path, "--always-redact"):
+        label, tab, term = line.partition("\t")
+        pairs.append((term.strip(), label.strip().upper() or "TERM") if tab else (line, "TERM"))
+    return tuple(pairs)
 
 
 def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
@@ -224,6 +271,9 @@ def _summary_options(config: JobConfig) -> dict:
         "input": config.input_pattern, "aggregation": config.aggregation,
         "redact_labels": sorted(config.policy.labels), "placeholder": config.policy.style,
         "redact_threshold": config.decision.threshold if config.decision else None,
+        "label_thresholds": dict(config.decision.label_thresholds) if config.decision else {},
+        "keep_terms": len(config.policy.keep_terms),
+        "always_redact_terms": len(config.policy.always_redact),
         "phone_regions": list(config.patterns.phone_regions),
         "propagate": config.policy.propagate, "window_length": config.window_length,
         "window_overlap": config.window_overlap, "keep_text": config.keep_text,

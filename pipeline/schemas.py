@@ -23,6 +23,7 @@ def entity_type(keep_text: bool, embeddings: bool = False) -> pa.DataType:
     fields = [
         ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
         ("score", pa.float32()), ("propagated", pa.bool_()), ("redacted", pa.bool_()),
+        pa.field("decision_score", pa.float32(), nullable=True),
     ]
     if keep_text:
         fields.append(("text", pa.string()))
@@ -43,7 +44,9 @@ def annotation_schema(keep_text: bool, token_ids: bool = False,
 
     Offsets in `entities` are Python string indices (Unicode code points) into the
     original text, end-exclusive; offsets in `replacements` index `redacted_text`.
-    `text` and `entities.text` exist only with --keep-text; `redacted_input_ids` only
+    `language` is the document's detected language (ISO 639-1, "und" when too short to
+    tell); `entities.decision_score` is what the redaction threshold compared (null for
+    pattern, rule and term spans). `text` and `entities.text` exist only with --keep-text; `redacted_input_ids` only
     with --emit-token-ids; `embedding` and `entities.vector` only with --emit-embeddings
     (null for a document or entity without any WordPiece). `kept` names the input fields
     carried as string columns (--keep-fields; null where a record lacks one).
@@ -52,6 +55,7 @@ def annotation_schema(keep_text: bool, token_ids: bool = False,
         pa.field("id", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("redacted_text", pa.string(), nullable=False),
+        pa.field("language", pa.string(), nullable=False),
         pa.field("entities", pa.list_(entity_type(keep_text, embeddings)), nullable=False),
         pa.field("replacements", pa.list_(REPLACEMENT_TYPE), nullable=False),
         pa.field("audit", AUDIT_TYPE, nullable=False),
@@ -87,7 +91,8 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool,
     vectors = doc.ml.entity_vectors if embeddings and doc.ml else None
     for index, e in enumerate(doc.entities):
         entity = {"start": e.start, "end": e.end, "label": e.label, "score": e.score,
-                  "propagated": e.propagated, "redacted": e.redacted}
+                  "propagated": e.propagated, "redacted": e.redacted,
+                  "decision_score": e.decision_score}
         if keep_text:
             entity["text"] = text[e.start:e.end]
         if embeddings:
@@ -97,6 +102,7 @@ def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool,
         "id": doc.document.doc_id,
         "source": doc.document.source,
         "redacted_text": doc.redacted_text,
+        "language": doc.language,
         "entities": entities,
         "replacements": [
             {"start": r.start, "end": r.end, "label": r.label, "placeholder": r.placeholder}

@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from larvatus.transforms.counters import (
     AUDIT_FLAGGED, AUDIT_PREFIX, BLANK_LINES, DEAD_LETTER_PREFIX, EMPTY_DOCUMENTS, ENTITY_PREFIX,
-    NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
+    LANGUAGE_PREFIX, NAMESPACE, PROPAGATED, RECORDS_IN, RECORDS_OUT, TIME_PREFIX,
 )
 
 INFERENCE_LATENCY = "inference_batch_latency_micro_secs"
@@ -64,6 +64,7 @@ def summarize(counters: Optional[dict[str, int]], *, model: dict[str, Any],
         "empty_documents": counters.get(EMPTY_DOCUMENTS, 0),
         "entities_by_label": _with_prefix(counters, ENTITY_PREFIX, skip=(PROPAGATED,)),
         "entities_propagated": counters.get(PROPAGATED, 0),
+        "documents_by_language": _with_prefix(counters, LANGUAGE_PREFIX),
         "audit": {
             "documents_flagged": counters.get(AUDIT_FLAGGED, 0),
             "findings_by_kind": _with_prefix(counters, AUDIT_PREFIX, skip=(AUDIT_FLAGGED,)),

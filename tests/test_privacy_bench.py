@@ -202,6 +202,22 @@ def test_leak_check_uses_the_redacted_text():
     assert pc.redact_with(doc.text, [(0, 10), (4, 8)]) == "[REDACTED] met Anna Smith."
 
 
+def test_ordinary_words_kept_and_span_edges():
+    text = "Hi team, the witness Anna Smith left. Call Bob."
+    doc = _doc(text, ("PER", "Anna Smith"), ("PER", "Bob"))
+    witness = text.index("witness")
+    prediction = Prediction(((0, 7, "ORG"), (witness, text.index(" left"), "PER"),
+                             (text.index("Bob"), text.index("Bob") + 4, "PER")))
+    result = pc.score([doc], {"d": prediction})
+    # words outside gold: Hi team the witness left Call; Hi, team, witness redacted
+    assert result["ordinary_words"] == {
+        "words": 6, "kept": 3, "capitalised": 2, "capitalised_kept": 1,
+        "kept_share": 0.5, "capitalised_kept_share": 0.5}
+    spans = result["spans"]
+    assert (spans["name_spans"], spans["name_spans_ordinary"]) == (3, 1)
+    assert (spans["spans_on_gold"], spans["edge_wider"], spans["edge_punctuation"]) == (2, 1, 1)
+
+
 def test_merge_spans():
     assert pc.merge_spans([(5, 8, "X"), (0, 2), (1, 3), (8, 9), (4, 4)]) == [(0, 3), (5, 9)]
 

@@ -71,15 +71,7 @@ def test_every_module_has_a_one_line_docstring(package):
         assert doc and "\n" not in doc.strip(), path
 
 
-# Edited on other branches at the time of writing; their docstrings follow the rule once those land.
-BENCH_DOCSTRING_PENDING = {"privacy.py", "privacy_corpus.py"}
-
-
-@pytest.mark.parametrize("path", [
-    pytest.param(path, id=path.name, marks=pytest.mark.xfail(
-        strict=True, reason="docstring rewritten on another branch"))
-    if path.name in BENCH_DOCSTRING_PENDING else pytest.param(path, id=path.name)
-    for path in sorted((ROOT / "bench").glob("*.py"))])
+@pytest.mark.parametrize("path", sorted((ROOT / "bench").glob("*.py")), ids=lambda p: p.name)
 def test_every_bench_module_has_a_one_line_docstring(path):
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     assert doc and "\n" not in doc.strip(), path

@@ -8,6 +8,7 @@ from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms.audit import audit
 from larvatus.transforms.labels import LabelScheme
+from larvatus.transforms.language import detect_language
 from larvatus.transforms.realign import RedactionDecision, realign
 from larvatus.transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, EncodedDocument, InferenceFailure,
@@ -42,12 +43,14 @@ def add_patterns(tagged: TaggedDocument, settings: patterns_lib.PatternSettings)
 
 
 def redact_document(tagged: TaggedDocument, policy: RedactionPolicy) -> AnnotatedDocument:
-    """Overlaps resolved and redacted spans replaced; `policy` holds its key when it needs one."""
-    entities, text, replacements = redact(tagged.segmented, tagged.entities, policy)
+    """Overlaps resolved and redacted spans replaced, with the document's language; `policy` holds its key when it needs one."""
+    language = detect_language(tagged.segmented.document.text)
+    entities, text, replacements = redact(tagged.segmented, tagged.entities, policy, language)
     return AnnotatedDocument(
         document=tagged.segmented.document, entities=entities, redacted_text=text,
         replacements=replacements, num_words=tagged.segmented.num_words,
-        num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces)
+        num_pieces=tagged.num_pieces, num_windows=tagged.num_windows, pieces=tagged.pieces,
+        language=language)
 
 
 def audit_document(annotated: AnnotatedDocument) -> AnnotatedDocument:

@@ -10,6 +10,7 @@ RECORDS_OUT = "records_out"
 BLANK_LINES = "blank_lines_skipped"
 PROPAGATED = "entities_propagated"
 AUDIT_PREFIX = "audit_"
+LANGUAGE_PREFIX = "language_"   # documents per detected language
 AUDIT_FLAGGED = "audit_documents_flagged"
 WORKER_PROCESSES = "worker_processes"   # processes that annotated at least one document
 EMPTY_DOCUMENTS = "empty_documents"

@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, decode_spans
+from larvatus.transforms.ordinary import PARTICLES as _PARTICLES, is_function_word
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
@@ -99,20 +100,44 @@ def word_predictions(
 
 @dataclass(frozen=True)
 class RedactionDecision:
-    """Recall-first: a word is redacted when the summed probability of every tag of the
-    redacted types reaches `threshold`, whatever the argmax label says.
+    """Recall-first: a span is redacted when its decision score (the largest summed
+    probability of every tag of the redacted types over its words) reaches its label's
+    threshold, whatever the argmax label says.
 
     Args:
       types: the model's entity types to redact (PER, LOC, ORG by default).
       threshold: in (0, 1]; 1.0 keeps only argmax decisions in practice.
+      label_thresholds: (label, threshold) pairs overriding `threshold` for a label.
     """
 
     types: frozenset[str]
     threshold: float = 0.5
+    label_thresholds: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
-        if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"the redaction threshold must be in (0, 1], got {self.threshold}")
+        for label, value in (("", self.threshold), *self.label_thresholds):
+            if not 0.0 < value <= 1.0:
+                name = f"the {label} threshold" if label else "the redaction threshold"
+                raise ValueError(f"{name} must be in (0, 1], got {value}")
+
+    def threshold_for(self, label: str) -> float:
+        """The threshold a span of `label` is compared with."""
+        return dict(self.label_thresholds).get(label, self.threshold)
+
+    @property
+    def lowest(self) -> float:
+        return min([self.threshold] + [v for _, v in self.label_thresholds])
+
+    def decides(self, label: str, decision_score: float) -> bool:
+        return decision_score >= self.threshold_for(label) - 1e-6
+
+
+def redacted_mass(probs: np.ndarray, scheme: LabelScheme, types: frozenset[str]) -> np.ndarray:
+    """Per word, the summed probability of every tag of `types` (the decided quantity)."""
+    columns = [i for i, tag in enumerate(scheme.tags) if tag.entity in types]
+    if not columns:
+        return np.zeros(probs.shape[0], dtype=np.float32)
+    return probs[:, columns].sum(axis=1)
 
 
 def decide_redaction(
@@ -123,6 +148,7 @@ def decide_redaction(
     A flagged word whose argmax tag is O takes the most probable tag among the
     redacted types (so it becomes an entity); a flagged word inside an argmax
     entity of another type (MISC) keeps that label and is redacted all the same.
+    Words are flagged at the lowest threshold; spans are then held to their label's.
 
     Returns:
       (label index per word, -1 without prediction; flag per word).
@@ -132,7 +158,7 @@ def decide_redaction(
     if not columns:
         return labels.astype(np.int64), np.zeros(len(labels), dtype=bool)
     mass = probs[:, columns].sum(axis=1)
-    flagged = predicted & (mass >= decision.threshold - 1e-6)
+    flagged = predicted & (mass >= decision.lowest - 1e-6)
     outside = np.array([scheme.tags[i].entity is None for i in range(len(scheme.tags))])
     to_relabel = flagged & outside[np.maximum(labels, 0)]
     best_redacted = np.asarray(columns)[probs[:, columns].argmax(axis=1)]
@@ -154,6 +180,60 @@ def decode_entities(
         for first, last, entity in decode_spans(tags))
 
 
+def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
+          words: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Entity runs, the model's own (argmax) spans apart from the words the recall-first rule
+    relabelled: such a word joins an adjacent entity of the model's only when it looks like
+    a name part ("Scott" after "Brian", "Counties" after "Minor") or sits between two parts of
+    one ("ST . LOUIS"); "witness", "from" and "misidentified" form spans of their own.
+    """
+    relabelled = labels != argmax
+    own = decode_spans([scheme.tags[i] if i >= 0 and not r else None
+                        for i, r in zip(labels.tolist(), relabelled)])
+    lent = decode_spans([scheme.tags[i] if i >= 0 and r else None
+                         for i, r in zip(labels.tolist(), relabelled)])
+    by_end = {last: k for k, (_, last, _) in enumerate(own)}
+    by_start = {first: k for k, (first, _, _) in enumerate(own)}
+    merged = [list(span) for span in own]
+    into = list(range(len(own)))   # where a bridged span went
+
+    def find(k: Optional[int]) -> Optional[int]:
+        while k is not None and into[k] != k:
+            k = into[k]
+        return k
+
+    alone = []
+    for first, last, entity in lent:
+        before, after = find(by_end.get(first)), find(by_start.get(last))
+        run = words[first:last]
+        parts = all(_name_part(w) or w.lower() in _PARTICLES | _STREETS for w in run)
+        if before is not None and after is not None and (
+                parts or last - first == 1 and run[0] in _BRIDGES):
+            longer = max(merged[before], merged[after], key=lambda m: m[1] - m[0])
+            merged[before][1:] = [merged[after][1], longer[2]]
+            merged[after], into[after] = None, before
+        elif before is not None and parts and _name_part(run[-1]):
+            merged[before][1] = last
+        elif after is not None and parts and (_name_part(run[0]) or run[0].lower() in _STREETS):
+            merged[after][0] = first
+        else:
+            alone.append((first, last, entity))
+    return sorted([tuple(m) for m in merged if m is not None] + alone)
+
+
+_BRIDGES = frozenset(".-'’&/")   # punctuation inside a name ("ST . LOUIS"); not a list's comma
+_STREETS = frozenset("rue via calle avenida strada boulevard avenue chemin allée impasse quai "
+                     "place piazza viale corso plaza paseo camino".split())   # before a name: "rue Augustin"
+
+
+def _name_part(word: str) -> bool:
+    """A word that may continue a name: capitalised (or of a script without case), no
+    function word, greeting or role ("Court" may, "Inspector" and "The" may not)."""
+    letter = next((c for c in word if c.isalpha()), "")
+    return bool(letter) and (letter.isupper() or letter == letter.lower() == letter.upper()) \
+        and not is_function_word(word)
+
+
 def realign(
     encoded: EncodedDocument, window_probs: Sequence[np.ndarray], scheme: LabelScheme,
     aggregation: str = "first", decision: Optional[RedactionDecision] = None,
@@ -161,9 +241,9 @@ def realign(
     """Window predictions to entity spans: merge, realign to words, decide, decode.
 
     Without a `decision`, spans are the argmax decoding and none is marked
-    `redacted` (the redaction policy then goes by label alone). With one, a span
-    is marked `redacted` when its type is redacted or any of its words reaches
-    the recall-first threshold.
+    `redacted` (the redaction policy then goes by label alone). With one, each span
+    carries its `decision_score` and is marked `redacted` when that reaches its label's
+    threshold (`RedactionDecision.decides`).
     """
     text = encoded.segmented.document.text
     if decision is None:
@@ -172,17 +252,21 @@ def realign(
     probs, predicted = word_probabilities(encoded, window_probs, aggregation)
     if not predicted.any():   # no window (an empty document) or only zero-piece words
         return ()
-    labels, flagged = decide_redaction(probs, predicted, scheme, decision)
+    labels, _ = decide_redaction(probs, predicted, scheme, decision)
+    argmax = np.where(predicted, probs.argmax(axis=1), -1)
+    mass = redacted_mass(probs, scheme, decision.types)
     scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
-    tags = [scheme.tags[i] if i >= 0 else None for i in labels.tolist()]
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
-    return _with_content(tuple(
-        EntitySpan(
+    spans = []
+    words = [text[a:b] for a, b in zip(starts, ends)]
+    for first, last, entity in _runs(labels, argmax, scheme, words):
+        decided = float(mass[first:last].max())
+        spans.append(EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
             score=float(scores[first] if last - first == 1 else scores[first:last].mean()),
-            redacted=entity in decision.types or bool(flagged[first:last].any()))
-        for first, last, entity in decode_spans(tags)), text)
+            redacted=decision.decides(entity, decided), decision_score=decided))
+    return _with_content(tuple(spans), text)
 
 
 def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:

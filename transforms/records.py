@@ -136,7 +136,10 @@ class EntitySpan:
 
     `redacted` is true when the span is (or must be) rewritten: set by the
     recall-first decision or the pattern stage before redaction, and on the final
-    entities for exactly those that were replaced.
+    entities for exactly those that were replaced. `score` is the mean probability of
+    the span's label over its words; `decision_score` is the quantity the redaction
+    threshold compares (the largest summed probability of the redacted types over its
+    words), None for spans no model decision made (patterns, rules, term lists).
     """
 
     start: int
@@ -145,6 +148,7 @@ class EntitySpan:
     score: float
     propagated: bool = False
     redacted: bool = False
+    decision_score: Optional[float] = None
 
     def __len__(self) -> int:
         return self.end - self.start
@@ -251,6 +255,7 @@ class AnnotatedDocument:
     audit: Audit = field(default_factory=Audit)
     pieces: Optional[DocumentPieces] = field(default=None, repr=False)   # only with ML outputs
     ml: Optional[MlOutputs] = field(default=None, repr=False)
+    language: str = "und"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from larvatus.transforms.chars import normalize_surface
 from larvatus.transforms.names import apply_name_rules
+from larvatus.transforms.ordinary import OWN_EVIDENCE, looks_like_name, refine_spans
 from larvatus.transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -101,6 +102,8 @@ class RedactionPolicy:
         `key_source` instead and each worker loads the key (`with_key`).
       propagate: redact every other occurrence of a redacted surface form.
       key_source: where workers read the key (an environment variable or a file).
+      keep_terms: words or phrases never redacted (matched whole, in any case).
+      always_redact: (term, label) pairs redacted wherever they stand as whole words.
     """
 
     labels: frozenset[str]
@@ -108,6 +111,8 @@ class RedactionPolicy:
     key: Optional[bytes] = field(default=None, repr=False)
     propagate: bool = True
     key_source: Optional[KeySource] = None
+    keep_terms: tuple[str, ...] = field(default=(), repr=False)
+    always_redact: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self):
         if self.style not in PLACEHOLDER_STYLES:
@@ -161,10 +166,24 @@ def resolve_overlaps(
     return tuple(kept)
 
 
+def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str = "en") -> bool:
+    """Whether a redacted span's other mentions are redacted too: it was redacted on its own
+    evidence (not propagated; a pattern, a rule, or a model label holding at least half the
+    probability) and looks like a name (`looks_like_name`: never "the", "of" or "Hi")."""
+    if span.propagated or not is_redacted(span, labels):
+        return False
+    if span.decision_score is not None and span.score < OWN_EVIDENCE:
+        return False
+    return looks_like_name(text[span.start:span.end], language)
+
+
 def propagate_mentions(
-    segmented: SegmentedDocument, spans: Sequence[EntitySpan], labels: frozenset[str]
+    segmented: SegmentedDocument, spans: Sequence[EntitySpan], labels: frozenset[str],
+    language: str = "en",
 ) -> tuple[EntitySpan, ...]:
     """Finds other occurrences of redacted surface forms that no redacted span covers.
+
+    Only spans that `may_seed` are sources.
 
     Matching is by whole words in `normalize_surface` form (case-folded, NFKC,
     invisible characters dropped), except that a one-word name not written in
@@ -185,7 +204,7 @@ def propagate_mentions(
         while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
             covered[last] = covered[last] or is_redacted(span, labels)
             last += 1
-        if is_redacted(span, labels) and first is not None:
+        if first is not None and may_seed(doc_text, span, labels, language):
             key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
@@ -329,21 +348,84 @@ def redact_text(
     return "".join(pieces), tuple(replacements)
 
 
+def term_spans(text: str, terms: Sequence[tuple[str, str]]) -> tuple[EntitySpan, ...]:
+    """Every whole-word occurrence of the always-redact terms (any case), longest first."""
+    pattern = _terms_pattern(tuple(t for t, _ in terms))
+    if pattern is None:
+        return ()
+    label_of = {normalize_surface(t): label for t, label in terms}
+    return tuple(EntitySpan(m.start(), m.end(), label_of.get(normalize_surface(m.group()), "TERM"),
+                            1.0, redacted=True)
+                 for m in pattern.finditer(text))
+
+
+_TERM_PATTERNS: dict[tuple[str, ...], Optional[re.Pattern]] = {}
+
+
+def _terms_pattern(terms: tuple[str, ...]) -> Optional[re.Pattern]:
+    if terms not in _TERM_PATTERNS:
+        words = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
+        _TERM_PATTERNS[terms] = re.compile(
+            r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)",
+            re.IGNORECASE) if words else None
+    return _TERM_PATTERNS[terms]
+
+
+def without_kept_terms(text: str, spans: Sequence[EntitySpan],
+                       keep: Sequence[str]) -> tuple[EntitySpan, ...]:
+    """The spans with every occurrence of a keep term cut out of them (a span left with no
+    letter or digit is dropped): what a user keeps is never redacted."""
+    pattern = _terms_pattern(tuple(keep))
+    if pattern is None:
+        return tuple(spans)
+    kept = [(m.start(), m.end()) for m in pattern.finditer(text)]
+    if not kept:
+        return tuple(spans)
+    out: list[EntitySpan] = []
+    for span in spans:
+        pieces = [(span.start, span.end)]
+        for a, b in kept:
+            pieces = [p for s, e in pieces
+                      for p in ((s, min(e, a)), (max(s, b), e)) if p[0] < p[1]] \
+                if a < span.end and span.start < b else pieces
+        for s, e in pieces:
+            s, e = _strip_space(text, s, e)
+            if any(c.isalnum() for c in text[s:e]):
+                out.append(span if (s, e) == (span.start, span.end) else replace(span, start=s, end=e))
+    return tuple(out)
+
+
+def _strip_space(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and not text[start].isalnum():
+        start += 1
+    while end > start and not text[end - 1].isalnum():
+        end -= 1
+    return start, end
+
+
 def redact(
-    segmented: SegmentedDocument, spans: Sequence[EntitySpan], policy: RedactionPolicy
+    segmented: SegmentedDocument, spans: Sequence[EntitySpan], policy: RedactionPolicy,
+    language: str = "en",
 ) -> tuple[tuple[EntitySpan, ...], str, tuple[Replacement, ...]]:
     """Detected spans to final entities and redacted text.
 
+    Model spans lose the ordinary words at their edges first (`refine_spans`, with the
+    stop words of `language`); always-redact terms join them, keep terms are cut out last.
     Returns the resolved entities (propagated mentions included; `redacted`
     set on exactly those that were replaced), the redacted text and the
     replacements.
     """
+    text = segmented.document.text
+    terms = term_spans(text, policy.always_redact)
+    spans = tuple(s for s in refine_spans(text, spans, language)
+                  if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)
     if policy.propagate:
         spans = resolve_overlaps(
-            spans + propagate_mentions(segmented, spans, policy.labels), policy.labels)
-    spans = join_name_lists(segmented.document.text, spans, policy.labels)
-    spans = apply_name_rules(segmented.document.text, spans, policy.labels)
-    text, replacements = redact_text(segmented.document.text, spans, policy)
+            spans + propagate_mentions(segmented, spans, policy.labels, language), policy.labels)
+    spans = join_name_lists(text, spans, policy.labels)
+    spans = apply_name_rules(text, spans, policy.labels)
+    spans = without_kept_terms(text, spans, policy.keep_terms)
+    redacted_text, replacements = redact_text(text, spans, policy)
     final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
-    return final, text, replacements
+    return final, redacted_text, replacements

@@ -31,7 +31,7 @@ from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyErro
 
 LOG = logging.getLogger(__name__)
 from larvatus.transforms.counters import (
-    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, NAMESPACE, WORKER_PROCESSES,
+    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, LANGUAGE_PREFIX, NAMESPACE, WORKER_PROCESSES,
 )
 DEAD = "dead_letter"
 
@@ -420,6 +420,7 @@ class Redact(Stage):
         return annotate_lib.redact_document(tagged, self._loaded)
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
+        count(f"{LANGUAGE_PREFIX}{annotated.language}")
         for entity in annotated.entities:
             count(f"entities_{entity.label}")
             if entity.propagated:

@@ -1,0 +1,325 @@
+"""Ordinary words around names: stop words per language, greetings, roles, headings and months kept out of model spans."""
+from __future__ import annotations
+
+import bisect
+import importlib
+import re
+import unicodedata
+from dataclasses import replace
+from functools import lru_cache
+from typing import Sequence
+
+from larvatus.transforms.audit import common_words
+from larvatus.transforms.records import EntitySpan
+
+# The model's entity types: only their spans are trimmed or dropped here.
+MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+# Below this, the model's own label holds less than half the word's probability: the span
+# exists because the recall-first threshold lent it a type (weak evidence).
+OWN_EVIDENCE = 0.5
+# Languages whose spaCy stop-word lists are read (English always).
+STOP_WORD_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pt")
+
+_GREETINGS = (
+    "hi hello hey hiya dear greetings regards sincerely yours faithfully truly cheers thanks "
+    "thank morning afternoon evening bye goodbye "
+    "hallo liebe lieber sehr geehrte geehrter geehrten freundlichen freundliche gruß grüße "
+    "grüßen viele beste herzliche bonjour bonsoir cher chère madame monsieur cordialement "
+    "salutations merci hola estimado estimada saludos atentamente gracias buenos buenas "
+    "ciao gentile cordiali saluti grazie beste geachte groeten vriendelijke hartelijke")
+# Chat words, ordinary only in lowercase ("Nice" and "Great Britain" are places).
+_CHAT = frozenset(
+    "cool lol yeah yep nope sure great nice awesome ok okay thx ty np btw best kind warm "
+    "welcome".split())
+_ROLES = (
+    "mr mrs ms miss mx dr prof sir madam lord lady dame rev mister inspector detective "
+    "sergeant officer constable judge justice president minister chairman chair ceo cfo cto "
+    "director manager engineer technician doctor nurse patient client customer landlord "
+    "tenant witness claimant defendant applicant respondent plaintiff appellant petitioner "
+    "counsel solicitor barrister attorney lawyer agent team staff colleague colleagues "
+    "herr frau dott sig sra sr mme mlle dhr mevr")
+_HEADINGS = (
+    "experience education skills summary profile objective references curriculum vitae resume "
+    "employment history contact details address phone email invoice receipt payment amount "
+    "total balance due subject re fw fwd attachment attached regarding circumstances facts "
+    "case law procedure judgment judgement decision reasons background introduction "
+    "conclusion complaint alleged violation article articles convention protocol court state "
+    "government printer docket notes note report assessment plan diagnosis medication "
+    "allergies history account order reference ticket request issue update "
+    "meeting agenda minutes project data engineer property flat apartment office "
+    "rechnung betrag zahlung anhang bitte termin vertrag kunde kundennummer auftrag "
+    "lieferung angebot bestellung überweisung überweisen konto mahnung frist unterlagen "
+    "anfrage rückfrage gespräch besprechung woche tag jahr monat datum betreff facture "
+    "montant paiement objet factura importe pago asunto fattura importo pagamento oggetto "
+    "factuur bedrag betaling onderwerp anbei beiliegend erhalten gerne gern")
+# Common-noun endings of languages the English model reads poorly: their capitalised nouns
+# ("Verfügung", "Rückfragen") look like names to it. Only words of seven letters or more.
+_NOUN_SUFFIXES = {
+    "de": ("ung", "ungen", "heit", "keit", "schaft", "schaften", "tät", "tion", "tionen",
+           "nis", "nisse", "service", "frage", "fragen", "ment", "mente"),
+    "fr": ("tion", "tions", "ment", "ments", "ence", "ance", "ité", "ités"),
+    "es": ("ción", "ciones", "miento", "mientos", "dad", "dades"),
+    "it": ("zione", "zioni", "mento", "menti", "ità"),
+    "nl": ("ing", "ingen", "heid", "schap", "tie", "ties"),
+}
+_MONTHS_DAYS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "januar februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag "
+    "freitag samstag sonntag janvier février mars avril juin juillet août septembre octobre "
+    "novembre décembre lundi mardi mercredi jeudi vendredi samedi dimanche enero febrero "
+    "marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre lunes martes "
+    "miércoles jueves viernes sábado domingo")
+_ABBREVIATIONS = (
+    "iban bic swift dob mrn hr it eur usd gbp chf id ref no nr tel fax vat ust mwst pdf cv "
+    "faq etc ps nb cc bcc")
+# Short capitals that name places or firms however common the word: never ordinary in capitals.
+_ACRONYM_STOPS = frozenset({"us", "it", "am", "un", "eu"})
+# Function words that are also given names: never ordinary when capitalised ("Will", "May").
+_NAME_STOPS = frozenset({"will", "may", "bill", "mark"})
+
+# Lowercase words inside names: particles ("van den Berg", "Frankfurt am Main"), joiners
+# ("Clark and Sons") and street words before a name ("rue Augustin Collet").
+PARTICLES = frozenset(
+    "van von de den der di da du la le del della des dos das ter ten bin al el af zu am im "
+    "and & y e et und en of upon sur rue via calle".split())
+
+# Particles that stand between two parts of one name (joiners such as "and" do not: "Smith
+# and Jones" are two people).
+NAME_PARTICLES = frozenset(
+    "van von de den der di da du la le del della des dos das ter ten bin af zu am im upon "
+    "sur".split())
+_PARTICLE_GAP_RE = re.compile(
+    r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, NAME_PARTICLES), key=len, reverse=True))
+    + r")[ \t]+|[dl]['’][ \t]*)")
+
+_TOKEN_RE = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[^\w\s]")
+_DIGIT_NEAR_RE = re.compile(r"\d")
+
+
+@lru_cache(maxsize=None)
+def stop_words(language: str = "en") -> frozenset[str]:
+    """spaCy's stop words of English and of `language` (when spaCy has them), lowercased."""
+    words: set[str] = set()
+    for code in {"en", language}:
+        if code not in STOP_WORD_LANGUAGES:
+            continue
+        module = importlib.import_module(f"spacy.lang.{code}.stop_words")
+        words |= {w.lower() for w in module.STOP_WORDS}
+    return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _listed() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """(greetings, roles, headings and abbreviations, months and days)."""
+    return (frozenset(_GREETINGS.split()), frozenset(_ROLES.split()),
+            frozenset(_HEADINGS.split()) | frozenset(_ABBREVIATIONS.split()),
+            frozenset(_MONTHS_DAYS.split()))
+
+
+def _bare(token: str) -> str:
+    return token.rstrip(".").lower()
+
+
+def is_stop(token: str, language: str = "en") -> bool:
+    """A function word of English or `language`; short capitals such as "US" are not."""
+    bare = _bare(token)
+    if token.isupper() and bare in _ACRONYM_STOPS or token[:1].isupper() and bare in _NAME_STOPS:
+        return False
+    return bare in stop_words(language)
+
+
+def is_ordinary(token: str, language: str = "en") -> bool:
+    """A word that names nobody: a function word, greeting, role, heading or abbreviation."""
+    greetings, roles, headings, _ = _listed()
+    bare = _bare(token)
+    return is_stop(token, language) or bare in greetings or bare in roles or bare in headings \
+        or token.islower() and bare in _CHAT \
+        or len(bare) >= 7 and bare.endswith(_NOUN_SUFFIXES.get(language, ()))
+
+
+def is_function_word(token: str, language: str = "en") -> bool:
+    """A function word, greeting or role: never part of a name."""
+    greetings, roles, _, _ = _listed()
+    return is_stop(token, language) or _bare(token) in greetings or _bare(token) in roles
+
+
+def is_month_or_day(token: str) -> bool:
+    return _bare(token) in _listed()[3]
+
+
+def is_punctuation(token: str) -> bool:
+    """Punctuation or symbols only (a combining mark belongs to the word it sits on)."""
+    return all(unicodedata.category(c)[0] in "PSZ" for c in token)
+
+
+def looks_like_name(surface: str, language: str = "en") -> bool:
+    """Whether a surface form may name someone: it holds a word of two or more characters
+    with a letter that is no ordinary word (so "the", "of", "Hi" never spread)."""
+    return any(len(t) >= 2 and any(c.isalpha() for c in t) and not is_ordinary(t, language)
+               and not is_month_or_day(t) for t in _TOKEN_RE.findall(surface))
+
+
+def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label: str) -> bool:
+    """Whether a token at a model span's edge is left out of it (roles only before a PER)."""
+    if is_punctuation(token):
+        return True
+    if is_stop(token, language) and (weak or token.islower() or language != "en"):
+        return True
+    greetings, roles, _, _ = _listed()
+    bare = _bare(token)
+    return leading and (bare in greetings or label == "PER" and bare in roles)
+
+
+def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan,
+                  language: str) -> bool:
+    """Whether a span's remaining words are all ordinary (a span to drop)."""
+    common = common_words()
+    near_digit = bool(_DIGIT_NEAR_RE.search(
+        text[max(0, span.start - 3):span.start] + " " + text[span.end:span.end + 3]))
+    for token in tokens:
+        if is_ordinary(token, language):
+            continue
+        if is_month_or_day(token) and (weak or near_digit):
+            continue
+        if weak and _bare(token) in common:
+            continue
+        return False
+    return True
+
+
+def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan | None:
+    """A model span without the ordinary words and punctuation at its edges, or None when
+    nothing personal is left ("Hi team", "THE", "[LOC] sincerely", "1 March").
+
+    Leading greetings and roles go ("Inspector Morse" -> "Morse"); function words at an edge
+    go when written in lowercase ("jason from") or when the model's own label holds under
+    half the probability (`OWN_EVIDENCE`); punctuation always (". greene", "Nguyen Hue,").
+    Other spans (patterns, rules) only lose surrounding spaces and trailing punctuation.
+    """
+    if span.label not in MODEL_TYPES:
+        return _trim_pattern(text, span)
+    weak = span.score < OWN_EVIDENCE
+    matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
+    first, last = 0, len(matches)
+    def trimmable(index: int, leading: bool) -> bool:
+        return _edge_trimmable(matches[index].group(), weak, leading, language, span.label)
+
+    while first < last and trimmable(first, True):
+        first += 1
+    while last > first and trimmable(last - 1, False):
+        last -= 1
+    if first == last:
+        return None
+    start, end = matches[first].start(), matches[last - 1].end()
+    word = matches[last - 1].group()
+    if word.endswith(".") and end == span.end and len(word) > 5 and word[:-1].isalpha():
+        end -= 1   # a sentence's full stop, not an abbreviation's ("U.S.", "Corp.", "Fla.")
+    trimmed = replace(span, start=start, end=end)
+    if _all_ordinary([m.group() for m in matches[first:last]], weak, text, trimmed, language):
+        return None
+    return trimmed
+
+
+_PATTERN_TRAILING = ".,;:!?"
+
+
+def _trim_pattern(text: str, span: EntitySpan) -> EntitySpan | None:
+    start, end = span.start, span.end
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and (text[end - 1].isspace() or text[end - 1] in _PATTERN_TRAILING):
+        end -= 1
+    if start == end:
+        return None
+    return span if (start, end) == (span.start, span.end) else replace(span, start=start, end=end)
+
+
+def _beside(text: str, a: EntitySpan, b: EntitySpan) -> bool:
+    """Whether only spaces stand between two spans."""
+    lo, hi = (a, b) if a.start < b.start else (b, a)
+    return lo.end <= hi.start and not text[lo.end:hi.start].strip(" \t")
+
+
+def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> bool:
+    """A weak model span in lowercase right beside a capitalised model span of its own
+    evidence ("misidentified" after "Brian Scott"): a word around a name, not a name (in
+    lowercase chat, "linde verboom", it may be one)."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+        and any(_beside(text, span, other) and not text[other.start:other.end].islower()
+                for other in strong)
+
+
+def refine_spans(text: str, spans: Sequence[EntitySpan],
+                 language: str = "en") -> tuple[EntitySpan, ...]:
+    """`refine_span` on every span, the dropped ones left out; weak lowercase spans beside a
+    name (`_context_word`), and any in a text that capitalises its sentences, dropped too."""
+    out = []
+    for span in _join_at_particles(text, spans):
+        refined = refine_span(text, span, language)
+        if refined is not None:
+            out.append(refined)
+    strong = sorted((s for s in out if s.label in MODEL_TYPES and s.score >= OWN_EVIDENCE),
+                    key=lambda s: s.start)
+    starts = [s.start for s in strong]
+    cased = is_cased(text)
+    return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
+                 and not (cased and _weak_lowercase(text, s)))
+
+
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
+# A text whose sentences start with a capital this often writes names with one too.
+CASED_SHARE = 0.8
+
+
+def is_cased(text: str) -> bool:
+    """Whether the text capitalises its sentences (prose, letters, news), unlike a lowercase
+    chat, where names are written in lowercase too."""
+    starts = _SENTENCE_START_RE.findall(text[:20_000])
+    return bool(starts) and sum(c.isupper() for c in starts) >= CASED_SHARE * len(starts)
+
+
+def _weak_lowercase(text: str, span: EntitySpan) -> bool:
+    """A lowercase model span only the recall-first threshold made ("university", "radio"):
+    in cased text, not a name (particles such as "van den" are left to their neighbours)."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+        and not all(t in PARTICLES for t in _TOKEN_RE.findall(surface))
+
+
+def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
+    """Two model spans with only a space between them, the second opening with a lowercase
+    particle ("Frankfurt" + "am Main Institute"), or with only a particle between them
+    ("Frankfurt" am "Main", "Julie" d' "Heripon"), are one name: joined, with the label of
+    the longer of those the model took on its own evidence, before the particle could be
+    trimmed from an edge."""
+    out: list[EntitySpan] = []
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        last = out[-1] if out else None
+        first = _TOKEN_RE.match(text, span.start, span.end)
+        if last is not None and last.label in MODEL_TYPES and span.label in MODEL_TYPES \
+                and last.end <= span.start and (
+                    not text[last.end:span.start].strip(" \t") and first is not None
+                    and first.group() in NAME_PARTICLES
+                    or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start)):
+            longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
+            out[-1] = replace(last, end=span.end, label=longer.label,
+                              score=max(last.score, span.score),
+                              decision_score=_max_or_none(last.decision_score,
+                                                          span.decision_score))
+            continue
+        out.append(span)
+    return out
+
+
+def _max_or_none(a, b):
+    values = [v for v in (a, b) if v is not None]
+    return max(values) if values else None
+
+
+def _near(strong: Sequence[EntitySpan], starts: list[int], span: EntitySpan) -> Sequence[EntitySpan]:
+    """The strong spans just before and just after a span (by start)."""
+    i = bisect.bisect_left(starts, span.start)
+    return strong[max(0, i - 1):i + 1]
