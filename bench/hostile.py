@@ -66,7 +66,6 @@ Check = Callable[[Outcome], Optional[str]]
 @dataclass
 class Case:
     name: str
-    item: str
     build: Callable[[Path, Path], list]   # (scratch dir, model dir) -> arguments after --output
     check: Check
     quick: bool = False
@@ -316,43 +315,43 @@ def _tiny(*extra: str):
 
 
 CASES = [
-    Case("merkel-in-misc", "1", _merkel, _all(_ran(1), _absent("Merkel", "Smith")), quick=True),
-    Case("joiners-and-nul", "3", _joiners, _all(
+    Case("merkel-in-misc", _merkel, _all(_ran(1), _absent("Merkel", "Smith")), quick=True),
+    Case("joiners-and-nul", _joiners, _all(
         _ran(1), _absent("Pe\u200dter", "ter Mwa", "ngi", "niew", "Quartermaine"))),
-    Case("pseudonym-forms", "4", _pseudonyms, _all(_ran(3), _one_pseudonym),
+    Case("pseudonym-forms", _pseudonyms, _all(_ran(3), _one_pseudonym),
          env={KEY_ENV: "hostile-sweep-key-0123456789"}),
-    *[Case(f"compressed{suffix}", "5", _compressed(suffix, compress), _ran(3),
+    *[Case(f"compressed{suffix}", _compressed(suffix, compress), _ran(3),
            quick=suffix == ".bz2")
       for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress),
                                (".xz", lzma.compress), (".zst", _zstd))],
-    Case("truncated-gz", "6", _truncated, _truncated_check, quick=True),
-    Case("bang-20000", "11", _punctuation, _all(_ran(1), _segment_under(5)), quick=True),
-    Case("equals-10000x2", "11", _equals, _all(_ran(2), _segment_under(5))),
-    Case("apostrophe-s-and-emoji", "11", _apostrophes, _all(
+    Case("truncated-gz", _truncated, _truncated_check, quick=True),
+    Case("bang-20000", _punctuation, _all(_ran(1), _segment_under(5)), quick=True),
+    Case("equals-10000x2", _equals, _all(_ran(2), _segment_under(5))),
+    Case("apostrophe-s-and-emoji", _apostrophes, _all(
         _ran(2), _absent("Ada"), _segment_under(5))),
-    Case("record-timeout", "11", _timeout, _ran(1, timeout=1)),
-    Case("big-text-file", "12", _big_text(300), _ran(0, too_large=1)),
-    Case("big-text-file-60MB", "12", _big_text(60), _ran(0, too_large=1), quick=True),
-    Case("gzip-bomb-1GiB", "12", _bomb, _ran(0, too_large=1)),
-    Case("jsonl-line-300MB", "12", _huge_line, _ran(1, too_large=1)),
-    Case("model-tokenizer-truncated", "13", _broken_model(_truncate_tokenizer),
+    Case("record-timeout", _timeout, _ran(1, timeout=1)),
+    Case("big-text-file", _big_text(300), _ran(0, too_large=1)),
+    Case("big-text-file-60MB", _big_text(60), _ran(0, too_large=1), quick=True),
+    Case("gzip-bomb-1GiB", _bomb, _ran(0, too_large=1)),
+    Case("jsonl-line-300MB", _huge_line, _ran(1, too_large=1)),
+    Case("model-tokenizer-truncated", _broken_model(_truncate_tokenizer),
          _refused("tokenizer.json cannot be read")),
-    Case("model-labels-null", "13", _broken_model(_config_change(labels=None)),
+    Case("model-labels-null", _broken_model(_config_change(labels=None)),
          _refused("labels must be a list")),
-    Case("model-labels-string", "13,16", _broken_model(_config_change(labels="B-PER")),
+    Case("model-labels-string", _broken_model(_config_change(labels="B-PER")),
          _refused("labels must be a list")),
-    Case("model-max-length-abc", "13", _broken_model(_config_change(max_length="abc")),
+    Case("model-max-length-abc", _broken_model(_config_change(max_length="abc")),
          _refused("max_length must be a whole number")),
-    Case("model-special-tokens", "13", _broken_model(
+    Case("model-special-tokens", _broken_model(
         _config_change(special_tokens={"cls": "<s>", "sep": "</s>"})),
          _refused("tokenizer has no '<s>' token")),
-    Case("model-max-length-4096", "13", _broken_model(_config_change(max_length=4096)),
+    Case("model-max-length-4096", _broken_model(_config_change(max_length=4096)),
          _refused("positions"), quick=True),
-    Case("window-length-0", "14", _tiny("--window-length", "0"), _refused("--window-length")),
-    Case("intra-op-threads-minus-3", "14", _tiny("--intra-op-threads", "-3"),
+    Case("window-length-0", _tiny("--window-length", "0"), _refused("--window-length")),
+    Case("intra-op-threads-minus-3", _tiny("--intra-op-threads", "-3"),
          _refused("intra_op_threads")),
-    Case("empty-documents", "also", _empty, _all(_ran(3), _empty_check)),
-    Case("wording", "16", _wording, _all(_ran(0, invalid_json=1, not_an_object=1),
+    Case("empty-documents", _empty, _all(_ran(3), _empty_check)),
+    Case("wording", _wording, _all(_ran(0, invalid_json=1, not_an_object=1),
                                           _wording_check, _detail("not_an_object", "line holds null"))),
 ]
 
@@ -426,19 +425,19 @@ def sweep(cases: Sequence[Case], root: Path = ROOT, model: Optional[Path] = None
     model = model or root / "models" / "default"
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="larvatus-hostile-"))
     rows = []
-    echo(f"{'case':<28} {'item':<6} {'outcome':<8} {'seconds':>8} {'peak MiB':>9}  detail")
+    echo(f"{'case':<28} {'outcome':<8} {'seconds':>8} {'peak MiB':>9}  detail")
     try:
         for case in cases:
             outcome = run_case(case, root, model, base / case.name, timeout)
             problem = case.check(outcome)
-            row = {"case": case.name, "item": case.item, "ok": problem is None,
+            row = {"case": case.name, "ok": problem is None,
                    "detail": (problem or _describe(outcome)).replace(
                        str(base / case.name), "…")[:120],
                    "seconds": round(outcome.seconds, 1),
                    "peak_mib": round(outcome.peak_mib), "exit": outcome.code,
                    "stage_seconds": (outcome.summary or {}).get("stage_seconds", {})}
             rows.append(row)
-            echo(f"{case.name:<28} {case.item:<6} {'ok' if row['ok'] else 'FAILED':<8} "
+            echo(f"{case.name:<28} {'ok' if row['ok'] else 'FAILED':<8} "
                  f"{row['seconds']:>8.1f} {row['peak_mib']:>9}  {row['detail']}")
             if not keep:
                 shutil.rmtree(base / case.name, ignore_errors=True)
@@ -485,7 +484,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cases = [c for c in CASES if c.name in wanted]
     if args.list:
         for case in cases:
-            print(f"{case.name:<28} item {case.item}{'  (quick)' if case.quick else ''}")
+            print(f"{case.name:<28}{'  (quick)' if case.quick else ''}")
         return 0
     rows = sweep(cases, args.root.resolve(), args.model, args.timeout, args.keep)
     if args.json:
