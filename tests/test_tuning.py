@@ -10,7 +10,7 @@ import pytest
 from larvatus.options import OptionsError
 from larvatus.run import parse_label_thresholds, run
 from larvatus.transforms.labels import read_scheme
-from larvatus.transforms.language import detect_language
+from larvatus.transforms.language import LANGUAGES, detect_language
 from larvatus.transforms.realign import RedactionDecision, realign
 from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
 from larvatus.transforms.redact import RedactionPolicy, redact, term_spans, without_kept_terms
@@ -83,9 +83,20 @@ def test_keep_and_always_terms_through_redact():
     ("Bonjour Madame, veuillez trouver ci-joint la facture du mois dernier.", "fr"),
     ("Hi team, please see the invoice attached to this email.", "en"),
     ("ok", "und"),
+    # English full of foreign names: the names do not decide the language.
+    ("Wilhelmina Braithwaite met Ngozi Okonjo-Iweala in Leeds and then flew to Lagos with her.",
+     "en"),
+    ("Dear Mr Kowalczyk, Jan Nowak and Piotr Zielinski will visit Krakow and Gdansk next week.",
+     "en"),
 ])
 def test_detect_language(text, code):
     assert detect_language(text) == code
+
+
+def test_detected_languages_are_the_listed_ones():
+    """A short sentence of names never comes out as a creole or regional language."""
+    assert detect_language("Angela Merkel met Barack Obama in Berlin on 3 March 2021.") \
+        in LANGUAGES
 
 
 def _write(path, records):
