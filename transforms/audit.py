@@ -13,6 +13,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’\-.]*", re.UNICODE)
 # Five or more digits joined by at most one space, dash, dot or slash, or a spaced dash,
 # matched on the text with its separators folded (U+00A0, U+202F, en dash, ... count too).
 _DIGITS = re.compile(r"(?<![\w])\d(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
+# Broader than the EMAIL and HANDLE recognizers on purpose (an address without an alphabetic
+# top-level domain, a handle with dots): the audit must see what the recognizers let through.
 _EMAIL = re.compile(r"(?<![\w.+\-])[\w.+\-]+@\w[\w\-]*(?:\.\w[\w\-]*)*")
 _HANDLE = re.compile(r"(?<![\w@])@\w+(?:[.\-]\w+)*")
 _SENTENCE_OPENERS = set('.!?:;"“”‘«»()[]{}-–—•*>#|')
