@@ -8,11 +8,14 @@ import pytest
 from stdnum import bitcoin
 from stdnum import mac as stdnum_mac
 from stdnum.gb import nhs as gb_nhs
+from stdnum.pl import pesel as pl_pesel
 from stdnum.us import itin as us_itin
+from stdnum.us import ssn as us_ssn
 
 from bench import identifiers as bench
 from larvatus.transforms.recognizers import find_patterns
 from larvatus.transforms.recognizers import finance
+from larvatus.transforms.recognizers import identifiers as ids
 
 
 def found(text):
@@ -119,6 +122,11 @@ def test_bench_values_are_what_the_validators_say():
         assert us_itin.is_valid(specs["US ITIN"].valid(rng))
         assert finance._valid_eip55(specs["Ethereum"].valid(rng))
         assert not finance._valid_eip55(specs["Ethereum"].invalid(rng))
+        assert us_ssn.is_valid(specs["US SSN, bare digits"].valid(rng))
+        assert not us_ssn.is_valid(specs["US SSN, bare digits"].invalid(rng))
+        assert pl_pesel.is_valid(specs["PL PESEL without a cue"].valid(rng))
+        document = specs["DE passport, ID card"].invalid(rng)
+        assert ids._icao_check_digit(document[:9]) != int(document[9])
 
 
 @pytest.mark.slow
