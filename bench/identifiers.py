@@ -37,6 +37,7 @@ from stdnum.th import pin as th_pin
 from stdnum.tr import tckimlik as tr_tckimlik
 from stdnum.us import itin as us_itin
 from stdnum.us import rtn as us_rtn
+from stdnum.us import ssn as us_ssn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers import find_patterns
@@ -365,6 +366,40 @@ def _dashed_iban(rng):
     return "-".join(value[i:i + 4] for i in range(0, len(value), 4))
 
 
+_DE_DOC_ALPHABET = "CFGHJKLMNPRTVWXYZ"
+
+
+def _de_document(rng, check: bool = True):
+    """A German passport or identity card serial, with its ICAO check digit half the time;
+    with `check` false, always with a wrong one."""
+    while True:
+        serial = rng.choice(_DE_DOC_ALPHABET) + "".join(
+            rng.choice(_DE_DOC_ALPHABET + string.digits) for _ in range(8))
+        if any(ch.isdigit() for ch in serial[1:]):
+            break
+    digit = ids._icao_check_digit(serial)
+    if not check:
+        return serial + str((digit + rng.randint(1, 9)) % 10)
+    return serial + (str(digit) if rng.random() < 0.5 else "")
+
+
+def _short_date(rng, valid: bool = True):
+    """`5/21` (month and year) or `21.5.21`; invalid: month 13-19, or day 32-39."""
+    month = rng.randint(1, 12) if valid else rng.randint(13, 19)
+    if rng.random() < 0.5:
+        return f"{month}/{_digits(rng, 2)}"
+    day = rng.randint(1, 28) if valid else rng.randint(32, 39)
+    return f"{day}.{rng.randint(1, 12)}.{_digits(rng, 2)}"
+
+
+def _ssn_valid(rng):
+    return _until(rng, lambda r: _digits(r, 9), lambda v: us_ssn.is_valid(v))
+
+
+def _ssn_invalid(rng):
+    return rng.choice(("000", "666", str(rng.randint(900, 999)))) + _digits(rng, 6)
+
+
 def _cue(*words: str) -> tuple[str, ...]:
     return tuple(f"{word} {{}} was checked." if i % 2 else f"Her {word} is {{}}, as filed."
                  for i, word in enumerate(words))
@@ -404,6 +439,17 @@ def specs() -> list[Spec]:
              lambda v: gb_nhs.is_valid(v.replace(" ", ""))),
         spec("PL PESEL", "ID", lambda r: _birth(r).strftime("%y%m%d") + _digits(r, 5),
              lambda v: pl_pesel.is_valid(v), _cue("PESEL", "numer PESEL")),
+        spec("PL PESEL without a cue", "ID", lambda r: _birth(r).strftime("%y%m%d") + _digits(r, 5),
+             pl_pesel.is_valid),
+        spec("UK NHS with dashes", "ID",
+             lambda r: f"{_digits(r, 3)}-{r.choice('01')}{_digits(r, 2)}-{_digits(r, 4)}",
+             lambda v: gb_nhs.is_valid(v.replace("-", ""))),
+        Spec("US SSN, bare digits", "ID", _ssn_valid, _ssn_invalid,
+             _cue("SSN", "social security number")),
+        Spec("DE passport, ID card", "ID", _de_document, lambda r: _de_document(r, check=False),
+             _cue("Reisepass", "Personalausweis")),
+        Spec("short date", "DATE", _short_date, lambda r: _short_date(r, valid=False),
+             ("Born {}, as filed.", "The card expires {} and was checked.")),
         Spec("Bitcoin", "CRYPTO", _bitcoin, _bitcoin_invalid),
         Spec("Ethereum", "CRYPTO", _eip55, _eip55_invalid),
         Spec("MAC", "MAC", _mac, lambda r: _mac(r, valid=False)),

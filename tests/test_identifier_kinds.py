@@ -7,11 +7,15 @@ import random
 import pytest
 from stdnum import bitcoin
 from stdnum import mac as stdnum_mac
+from stdnum.gb import nhs as gb_nhs
+from stdnum.pl import pesel as pl_pesel
 from stdnum.us import itin as us_itin
+from stdnum.us import ssn as us_ssn
 
 from bench import identifiers as bench
 from larvatus.transforms.recognizers import find_patterns
 from larvatus.transforms.recognizers import finance
+from larvatus.transforms.recognizers import identifiers as ids
 
 
 def found(text):
@@ -118,6 +122,11 @@ def test_bench_values_are_what_the_validators_say():
         assert us_itin.is_valid(specs["US ITIN"].valid(rng))
         assert finance._valid_eip55(specs["Ethereum"].valid(rng))
         assert not finance._valid_eip55(specs["Ethereum"].invalid(rng))
+        assert us_ssn.is_valid(specs["US SSN, bare digits"].valid(rng))
+        assert not us_ssn.is_valid(specs["US SSN, bare digits"].invalid(rng))
+        assert pl_pesel.is_valid(specs["PL PESEL without a cue"].valid(rng))
+        document = specs["DE passport, ID card"].invalid(rng)
+        assert ids._icao_check_digit(document[:9]) != int(document[9])
 
 
 @pytest.mark.slow
@@ -202,3 +211,72 @@ def test_new_labels_are_redacted_through_the_pipeline_by_default(rigged_model_di
     for label, value in NEW_PLANTED.items():
         assert value not in row["redacted_text"], label
         assert f"[{label}]" in row["redacted_text"], label
+
+
+@pytest.mark.parametrize("text, value", [
+    ("SSN 078051121", "078051121"),                             # bare digits after a cue
+    ("SSN: 078-05-1121 on file", "078-05-1121"),
+    ("filed as 078-05-1121 today", "078-05-1121"),              # 3-2-4 groups: no cue needed
+    ("patient 401-023-2137 seen", "401-023-2137"),              # NHS, dashes, no cue
+    ("NHS no. 401 023 2137", "401 023 2137"),
+    ("numer 44051401359 w bazie", "44051401359"),               # PESEL, no cue
+    ("PESEL 44851401353", "44851401353"),                       # born 1885: after its cue
+    ("Reisepass C01X00T47", "C01X00T47"),                       # DE passport serial
+    ("Reisepass C01X00T478", "C01X00T478"),                     # with its ICAO check digit
+    ("Personalausweis T220001293", "T220001293"),
+    ("ID card no. L01X00T471", "L01X00T471"),
+])
+def test_national_ids_found(text, value):
+    assert found(text) == {("ID", value)}
+
+
+@pytest.mark.parametrize("text", [
+    "Her number is 078051121 on file.",       # a bare valid SSN with no cue: any 9-digit number
+    "Order 078051121 shipped",
+    "SSN 078051120",                          # the Woolworth wallet card number, never valid
+    "SSN 666-12-3456",                        # area 666 is never issued
+    "ref 401-023-2138 seen",                  # NHS mod 11 fails
+    "numer 44851401353 w bazie",              # PESEL of the 1800s without its cue
+    "numer 44131401350 w bazie",              # PESEL checksum, month 13
+    "numer 44051401358 w bazie",              # PESEL checksum fails
+    "PESEL 44051401358",
+    "Personalausweis T220001294",             # ICAO check digit fails
+    "Reisepass A01X00T47",                    # A is outside the document alphabet
+    "Reisepass CFGHJKLMN",                    # no digit
+    "code T220001293 here",                   # valid serial, no cue
+])
+def test_invalid_or_uncued_national_ids_left_alone(text):
+    assert "ID" not in {label for label, _ in found(text)}
+
+
+def test_dashed_nhs_shape_of_a_north_american_phone_stays_a_phone():
+    # 401-523-2119 passes mod 11 too, but 523 is a NANP exchange
+    assert gb_nhs.is_valid("4015232119")
+    assert found("call 401-523-2119") == {("PHONE", "401-523-2119")}
+
+
+@pytest.mark.parametrize("text, value", [
+    ("born 5/21", "5/21"),
+    ("DOB 21.5.21", "21.5.21"),
+    ("Card expires 05/21.", "05/21"),
+    ("valid until 12/25", "12/25"),
+    ("geboren am 3.7.85", "3.7.85"),
+])
+def test_short_dates_after_a_date_cue(text, value):
+    assert ("DATE", value) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The score was 5/21 at half time",
+    "won 21.5.21?",                           # no cue
+    "the data show 1/20 of the samples",      # "data" is no short-date cue
+    "born 13/21",                             # no month 13
+    "DOB 31.2.21",                            # no 31 February
+])
+def test_short_dates_need_a_cue_and_a_calendar(text):
+    assert "DATE" not in {label for label, _ in found(text)}
+
+
+def test_second_phone_number_after_international_one_is():
+    text = "My US number is (415) 555-0132, and my international one is +1 415 555 0132"
+    assert found(text) == {("PHONE", "(415) 555-0132"), ("PHONE", "+1 415 555 0132")}

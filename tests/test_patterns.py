@@ -410,7 +410,8 @@ def test_id(text, identifier):
     "SSN 000-12-3456 and 666-12-3456 and 900-12-3456",   # never issued
     "BSN 123456789",                                     # 11-proef fails
     "order 123456782 shipped",                           # valid BSN, no cue
-    "44051401359 rows",                                  # valid PESEL, no cue
+    "44851401353 rows",                                  # PESEL of the 1800s, no cue
+    "44131401350 rows",                                  # PESEL checksum, month 13
     "36574261809 bytes",                                 # valid German tax id, no cue
     "1234567T",                                          # valid PPS, no cue
     "GB 12 34 56 C, QQ123456C, AB123456E",               # not allocated NINO prefixes/suffix

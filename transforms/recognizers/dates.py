@@ -85,10 +85,21 @@ _DATE_NO_YEAR_RES = (
 _COMPACT_DATE_RE = re.compile(
     r"(?=[0-9])(?<![\w+.,/-])(?:(?P<ymd>(?:19|20)[0-9]{6})|(?P<dmy>[0-9]{4}(?:19|20)[0-9]{2}))"
     r"(?!\w)(?![.,/-][0-9])")
-_DATE_CUE = cue_pattern(
+_DATE_CUE_WORDS = (
     r"date|dated|dob|d\.o\.b|born|birth|birthday|geboren|geb\.|geburtsdatum|datum|né|née|"
     r"naissance|fecha|nacimiento|data|nascita|geboortedatum")
+_DATE_CUE = cue_pattern(_DATE_CUE_WORDS)
 _DATE_CUE_BEFORE = 32
+# Short dates that fractions, scores and versions also look like ("5/21", "21.5.21"), after
+# a date or validity cue: month and two-digit year, or day, month and two-digit year.
+# "data" (Italian, Polish) is left out: "the data show 1/20 of ..." is English.
+_SHORT_DATE_CUE = cue_pattern(
+    _DATE_CUE_WORDS.replace("|data|", "|")
+    + r"|expires?|expiry|expiration|exp\.?|valid (?:until|thru|through|to)|good thru|"
+      r"g[üu]ltig bis|ablaufdatum|issued|ausgestellt")
+_CUED_SHORT_DATE_RE = re.compile(
+    _DATE_NUMERIC_START + r"(?P<a>[0-9]{1,2})(?P<sep>[./])(?P<b>[0-9]{1,2})"
+    r"(?:(?P=sep)(?P<year>[0-9]{2}))?(?!\w)" + _DATE_NUMERIC_END)
 # A year of birth or death, after its cue ("born in 1929", "born in Vienna in 1929",
 # "died 1984", "year of birth: 1956"): the year alone is the span.
 _LIFE_YEAR_RE = re.compile(
@@ -124,7 +135,8 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
     "DOB", "born", "geboren", "né", ...) shortly before them. A bare year is kept, except
     a year of birth or death after its cue ("born in 1929"); times are not dates here.
     """
-    spans = _dates_without_year(text) + _compact_dates(text) + _life_years(text)
+    spans = _dates_without_year(text) + _compact_dates(text) + _life_years(text) \
+        + _cued_short_dates(text)
     for pattern in _DATE_WRITTEN_RES:
         for m in finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
             month_name = m.group("month")
@@ -190,6 +202,27 @@ def _compact_dates(text: str) -> list[EntitySpan]:
             valid = _is_date(year, b, a) or _is_date(year, a, b)
         ws, _ = line_window(text, m.start(), m.end(), _DATE_CUE_BEFORE, 0)
         if valid and _DATE_CUE.search(text, ws, m.start()):
+            spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
+    return spans
+
+
+def _short_date_exists(m: re.Match) -> bool:
+    """Month and two-digit year ("5/21", "05/21"), or day, month and two-digit year in
+    either order ("21.5.21")."""
+    a, b, year = int(m.group("a")), int(m.group("b")), m.group("year")
+    if year is None:
+        return 1 <= a <= 12 and len(m.group("b")) == 2
+    years = (1900 + int(year), 2000 + int(year))
+    return any(_is_date(y, b, a) or _is_date(y, a, b) for y in years)
+
+
+def _cued_short_dates(text: str) -> list[EntitySpan]:
+    """Month-year ("5/21") and short day-month-year ("21.5.21") dates after a date or
+    validity cue ("born", "DOB", "expires", "valid until", "geboren", ...) on their line."""
+    spans = []
+    for m in finditer_on_lines(_CUED_SHORT_DATE_RE, _SHORT_DATE_CUE, text):
+        ws, _ = line_window(text, m.start(), m.end(), _DATE_CUE_BEFORE, 0)
+        if _short_date_exists(m) and _SHORT_DATE_CUE.search(text, ws, m.start()):
             spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     return spans
 

@@ -1,6 +1,7 @@
 """Identifiers: national identity, tax and social security numbers, and cue-anchored reference codes."""
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
@@ -83,6 +84,30 @@ def _valid_ssn(candidate: str) -> bool:
     return us_ssn.is_valid(candidate.replace(" ", ""))
 
 
+def _valid_pesel_context_free(candidate: str) -> bool:
+    """A PESEL (checksum and birth date, python-stdnum) of someone born 1900 to today: the
+    1800s, 2100s and 2200s encodings are left to numbers after a cue."""
+    if not pl_pesel.is_valid(candidate):
+        return False
+    return 1900 <= pl_pesel.get_birth_date(candidate).year \
+        and pl_pesel.get_birth_date(candidate) <= datetime.date.today()
+
+
+def _icao_check_digit(serial: str) -> int:
+    """ICAO 9303 check digit: digits as themselves, A-Z as 10-35, weights 7,3,1, mod 10."""
+    values = (int(ch) if ch.isdigit() else ord(ch) - ord("A") + 10 for ch in serial)
+    return sum(v * w for v, w in zip(values, (7, 3, 1) * 4)) % 10
+
+
+def _valid_de_document(candidate: str) -> bool:
+    """German passport or identity card number: a 9-character serial in the document
+    alphabet, holding a digit, and where a tenth character follows, its ICAO check digit."""
+    serial = candidate[:9]
+    if not any(ch.isdigit() for ch in serial[1:]):
+        return False
+    return len(candidate) == 9 or _icao_check_digit(serial) == int(candidate[9])
+
+
 def _valid_codice_fiscale(candidate: str) -> bool:
     return any(ch.isdigit() for ch in candidate) and it_codicefiscale.is_valid(candidate)
 
@@ -150,10 +175,15 @@ _NINO_PREFIX = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
 _NIR_GROUPS = ("[1-478]", "[0-9]{2}", "[0-9]{2}", "(?:[0-9]{2}|2[AB])", "[0-9]{3}", "[0-9]{3}",
                "[0-9]{2}")
 
+# NHS numbers in their usual 3-3-4 groups are found without a cue. Written with dashes the
+# groups are also a North American phone number's, so only where the second group cannot be
+# a NANP exchange (it opens with 0 or 1): 401-023-2137.
+_NHS_FORMATTED = re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}|[0-9]{3}-[01][0-9]{2}-[0-9]{4}")
+
 ID_SCHEMES = (
-    IdScheme("UK NHS number",   # 943 476 5919
-             _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), gb_nhs.is_valid,
-             cue=cue_pattern(r"NHS"), formatted=re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}")),
+    IdScheme("UK NHS number",   # 943 476 5919, 401-023-2137
+             _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), _stdnum(gb_nhs),
+             cue=cue_pattern(r"NHS"), formatted=_NHS_FORMATTED),
     IdScheme("US SSN",   # 536-90-4399
              _digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
              cue=cue_pattern(r"SSN|SS#|social[ -]security"),
@@ -180,8 +210,17 @@ ID_SCHEMES = (
     IdScheme("IT codice fiscale",   # RCCMNL83S18D969H
              re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
                         r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale, hinted=False),
-    IdScheme("PL PESEL",   # 44051401359
+    IdScheme("PL PESEL",   # 44051401359: checksum and a birth date from 1900 to today
+             _digits_shape(r"[0-9]{11}"), _valid_pesel_context_free),
+    IdScheme("PL PESEL, any century",   # 1800s, 2100s and 2200s encodings, after a cue
              _digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=cue_pattern(r"PESEL")),
+    IdScheme("DE passport or identity card number",   # C01X00T47, T220001293 (ICAO check digit)
+             re.compile(r"(?=[CFGHJKLMNPRTVWXYZ])(?<![\w-])[CFGHJKLMNPRTVWXYZ]"
+                        r"[0-9CFGHJKLMNPRTVWXYZ]{8}[0-9]?(?![\w-])"), _valid_de_document,
+             cue=cue_pattern(r"reisepass|personalausweis|ausweis|ausweisnummer|"
+                             r"personalausweisnummer|passnummer|pass-?nr\.?|passports?|"
+                             r"ID card|identity card|Dokumentennummer|document (?:no|number)"),
+             hinted=False),
     IdScheme("DE tax id",   # Steuer-IdNr, 36 574 261 809
              _digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
              cue=cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
