@@ -253,6 +253,7 @@ def ensure_blank_spacy(path: Path) -> None:
     nlp = spacy.blank("en")
     nlp.meta["name"] = "blank_en"
     nlp.meta["description"] = "blank English pipeline (tokenizer only, no NER)"
+    path.mkdir(parents=True, exist_ok=True)   # a fresh checkout has no bench/.cache yet
     nlp.to_disk(path)
 
 
