@@ -219,7 +219,7 @@ def test_report_highlights_placeholders_and_hides_original_text(tmp_path, rigged
     page = build_report(str(out))
     assert page.startswith("<!DOCTYPE html>") and "Entities by label" in page
     assert "Jane" not in page and "ACME" not in page
-    assert 'class="entity"' in page and "[PER]" in page      # displaCy's marks
+    assert 'class="entity"' in page and "[PER]" in page      # placeholder marks
     assert "banner" not in page.split("<body>")[1]
     kept = tmp_path / "kept"
     run(["--input", str(source), "--output", str(kept), "--model", str(rigged_model_dir),
@@ -256,5 +256,5 @@ def test_report_renders_in_headless_chromium(tmp_path, rigged_model_dir):
     pixels = image.getdata()
     per = sum(1 for r, g, b in pixels if abs(r - 0xf6) < 8 and abs(g - 0xb2) < 8 and abs(b - 0x6b) < 8)
     dark = sum(1 for r, g, b in pixels if r + g + b < 150)
-    assert per > 500, "no PER placeholder drawn in displaCy's colour"
+    assert per > 500, "no PER placeholder drawn in its colour"
     assert dark > 2000, "no text drawn"
