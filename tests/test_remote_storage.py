@@ -93,8 +93,12 @@ def test_store_options_install_themselves_where_unpickled_and_hide_their_values(
     assert dict(options.items) == {"s3_endpoint_url": "http://127.0.0.1:9",
                                    "s3_secret_access_key": "s3cr3t"}
     assert "s3cr3t" not in repr(options)
+    from apache_beam.options.value_provider import RuntimeValueProvider
+
     before = FileSystems._pipeline_options
+    runtime_before = RuntimeValueProvider.runtime_options
     FileSystems._pipeline_options = None    # a bare SDK harness: nobody set them
+    RuntimeValueProvider.runtime_options = None   # (an earlier job in this process would have)
     try:
         pickle.loads(pickle.dumps(options))
         installed = FileSystems._pipeline_options
@@ -104,6 +108,7 @@ def test_store_options_install_themselves_where_unpickled_and_hide_their_values(
         assert FileSystems._pipeline_options is installed
     finally:
         FileSystems._pipeline_options = before
+        RuntimeValueProvider.runtime_options = runtime_before
 
 
 @pytest.mark.slow
