@@ -148,8 +148,8 @@ def test_national_phone_formats_of_the_regions_a_document_points_to(text, number
     assert ("PHONE", number) in found(text)
 
 
-def test_a_national_format_outside_the_regions_is_left_alone_without_a_phone_cue():
-    assert found("Order: 0 532 123 45 67") == set()
+def test_a_national_format_outside_the_regions_is_left_alone():
+    assert found("Tel: 0 532 123 45 67") == set()
 
 
 def test_document_regions_add_country_codes_and_scripts_to_the_settings():
@@ -280,19 +280,3 @@ def test_short_dates_need_a_cue_and_a_calendar(text):
 def test_second_phone_number_after_international_one_is():
     text = "My US number is (415) 555-0132, and my international one is +1 415 555 0132"
     assert found(text) == {("PHONE", "(415) 555-0132"), ("PHONE", "+1 415 555 0132")}
-
-
-@pytest.mark.parametrize("text, number", [
-    ("Call me at 09-7625400 tomorrow.", "09-7625400"),           # Israel
-    ("My mobile is 13812345678.", "13812345678"),                  # China
-    ("Telefon: 0 532 123 45 67", "0 532 123 45 67"),               # Turkey
-    ("Text 09171234567 please", "09171234567"),                    # the Philippines
-])
-def test_national_phone_formats_of_more_regions_after_a_phone_cue(text, number):
-    assert ("PHONE", number) in found(text)
-
-
-@pytest.mark.parametrize("text", [
-    "The order 09-7625400 shipped.", "Invoice 13812345678 paid", "score 0 532 123 45 67"])
-def test_uncued_numbers_are_not_read_in_the_formats_of_more_regions(text):
-    assert "PHONE" not in {label for label, _ in found(text)}

@@ -88,12 +88,6 @@ def _phone_matches(window: str, region: Optional[str]) -> tuple[tuple[int, int],
 
 
 
-# Regions whose national formats are also read for a number right after a phone cue word
-# ("tel", "mobile", "call me at"): still valid and grouped as that region groups them.
-CUED_PHONE_REGIONS = ("IL", "CN", "PH", "TR", "BR", "MX", "JP", "KR", "ZA", "NG", "PL", "SE",
-                      "CH", "AT", "BE", "PT", "SG", "AE", "SA", "EG", "AR", "CO", "VN", "TH")
-
-
 def _phone_run_matches(text: str, start: int, end: int,
                        regions: Sequence[str]) -> list[tuple[int, int]]:
     """The phone numbers in the run text[start:end], in text offsets."""
@@ -102,12 +96,11 @@ def _phone_run_matches(text: str, start: int, end: int,
         return []
     international = run[0] in "+\uff0b"
     bare = run.strip("()")
-    ws, _ = line_window(text, start, end, _PHONE_CUE_BEFORE, 0)
-    cued = bool(_PHONE_CUE.search(text, ws, start))
-    if bare.isdigit() and not bare.startswith("00") and not cued:
-        return []   # unformatted digits: serials, seeds, ids, timestamps, unless a cue says "phone"
-    if cued:        # "call me at 09-7625400": a cue lets the national formats of more regions in
-        regions = tuple(dict.fromkeys((*regions, *CUED_PHONE_REGIONS)))
+    if bare.isdigit() and not bare.startswith("00"):
+        # unformatted digits: serials, seeds, ids, timestamps, unless a cue says "phone"
+        ws, _ = line_window(text, start, end, _PHONE_CUE_BEFORE, 0)
+        if not _PHONE_CUE.search(text, ws, start):
+            return []
     digits = count_digits(run)
     if (digits < _PHONE_MIN_DIGITS or _PHONE_DECIMAL_RE.fullmatch(run)
             or _PHONE_PAIRS_RE.fullmatch(bare) or _PHONE_ZIP_RE.fullmatch(bare)
