@@ -7,9 +7,10 @@ import pytest
 from larvatus.transforms.labels import read_scheme
 from larvatus.transforms.ordinary import looks_like_name, refine_span
 from larvatus.transforms.realign import RedactionDecision, realign
-from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
+from larvatus.transforms.records import Document, EntitySpan
 from larvatus.transforms.redact import RedactionPolicy, propagate_mentions, redact
 from larvatus.transforms.segment import segment
+from tests.documents import encoded_document
 
 NAMES = frozenset({"PER", "LOC", "ORG"})
 POLICY = RedactionPolicy(NAMES | {"ID"})
@@ -56,7 +57,7 @@ def test_a_word_the_model_tagged_outside_never_widens_its_entity():
     labels = ["O", "B-PER", "I-PER"]
     rows = [[0.94, 0.03, 0.03], [0.02, 0.97, 0.01], [0.02, 0.01, 0.97], [0.93, 0.02, 0.05],
             [0.99, 0.005, 0.005]]
-    encoded = _encoded(text, words)
+    encoded = encoded_document(text, words)
     spans = realign(encoded, [np.array(rows, dtype=np.float32)], read_scheme(labels),
                     decision=RedactionDecision(frozenset({"PER"}), 0.04))
     assert [(text[s.start:s.end], s.redacted) for s in spans] == [
@@ -64,14 +65,6 @@ def test_a_word_the_model_tagged_outside_never_widens_its_entity():
     assert redact(encoded.segmented, spans, POLICY)[1] == "witness [PER] misidentified him"
 
 
-def _encoded(text: str, words: list[tuple[int, int]]) -> EncodedDocument:
-    n = len(words)
-    window = Window(np.arange(n + 2), np.zeros(n + 2, dtype=np.int64),
-                    np.array([-1] + list(range(n)) + [-1]),
-                    np.array([False] + [True] * n + [False]), 0)
-    segmented = SegmentedDocument(Document("d", text, "s"), tuple(s for s, _ in words),
-                                  tuple(e for _, e in words))
-    return EncodedDocument(segmented, (window,), n)
 
 
 # --- ordinary words ---------------------------------------------------------------
@@ -228,7 +221,7 @@ def test_looks_like_name(surface, expected):
      [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.97, 0.01]], ["Douglas", "Smith"]),
 ])
 def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
-    spans = realign(_encoded(text, words), [np.array(rows, dtype=np.float32)],
+    spans = realign(encoded_document(text, words), [np.array(rows, dtype=np.float32)],
                     read_scheme(["O", "B-LOC", "I-LOC"]),
                     decision=RedactionDecision(frozenset({"LOC"}), 0.04))
     assert [text[s.start:s.end] for s in spans] == expected

@@ -11,22 +11,15 @@ from larvatus.transforms.audit import audit
 from larvatus.transforms.labels import read_scheme
 from larvatus.transforms.recognizers import pattern_labels
 from larvatus.transforms.realign import RedactionDecision, decide_redaction, realign
-from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, Replacement, SegmentedDocument, Window
+from larvatus.transforms.records import Document, EntitySpan, Replacement, SegmentedDocument
 from larvatus.transforms.redact import RedactionPolicy, redact
+from tests.documents import encoded_document
 
 LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
 SCHEME = read_scheme(LABELS)
 MODEL_TYPES = ("LOC", "MISC", "ORG", "PER")
 
 
-def _document(text: str, words: list[tuple[int, int]]) -> EncodedDocument:
-    n = len(words)
-    window = Window(np.arange(n + 2), np.zeros(n + 2, dtype=np.int64),
-                    np.array([-1] + list(range(n)) + [-1]),
-                    np.array([False] + [True] * n + [False]), 0)
-    segmented = SegmentedDocument(Document("d", text, "s"), tuple(s for s, _ in words),
-                                  tuple(e for _, e in words))
-    return EncodedDocument(segmented, (window,), n)
 
 
 def _probs(rows: list[dict[str, float]]) -> np.ndarray:
@@ -40,7 +33,7 @@ def _probs(rows: list[dict[str, float]]) -> np.ndarray:
 
 # "NHL" mostly MISC but with real ORG mass; "said" plainly O.
 NHL_TEXT = "NHL said"
-NHL = _document(NHL_TEXT, [(0, 3), (4, 8)])
+NHL = encoded_document(NHL_TEXT, [(0, 3), (4, 8)])
 NHL_PROBS = [_probs([{"B-MISC": 0.55, "B-ORG": 0.40}, {"B-PER": 0.01}])]
 
 
@@ -213,7 +206,7 @@ def test_show_lists_the_riskiest_documents_first(tmp_path):
 
 
 def test_punctuation_alone_is_never_an_entity():
-    doc = _document("- and -", [(0, 1), (2, 5), (6, 7)])
+    doc = encoded_document("- and -", [(0, 1), (2, 5), (6, 7)])
     probs = [_probs([{"B-PER": 0.9}, {}, {"B-PER": 0.9}])]
     assert realign(doc, probs, SCHEME) == ()
     assert realign(doc, probs, SCHEME, decision=RedactionDecision(frozenset({"PER"}), 0.3)) == ()

@@ -12,26 +12,19 @@ from larvatus.run import parse_label_thresholds, run
 from larvatus.transforms.labels import read_scheme
 from larvatus.transforms.language import LANGUAGES, detect_language
 from larvatus.transforms.realign import RedactionDecision, realign
-from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
+from larvatus.transforms.records import Document, EntitySpan
 from larvatus.transforms.redact import RedactionPolicy, redact, term_spans, without_kept_terms
 from larvatus.transforms.segment import segment
+from tests.documents import encoded_document
 
 SCHEME = read_scheme(["O", "B-PER", "I-PER", "B-ORG", "I-ORG"])
 
 
-def _encoded(text: str, words: list[tuple[int, int]]) -> EncodedDocument:
-    n = len(words)
-    window = Window(np.arange(n + 2), np.zeros(n + 2, dtype=np.int64),
-                    np.array([-1] + list(range(n)) + [-1]),
-                    np.array([False] + [True] * n + [False]), 0)
-    segmented = SegmentedDocument(Document("d", text, "s"), tuple(s for s, _ in words),
-                                  tuple(e for _, e in words))
-    return EncodedDocument(segmented, (window,), n)
 
 
 # "Ann" PER-ish (0.4 PER), "Acme" ORG-ish (0.4 ORG): the same mass, two labels.
 TEXT = "Ann Acme"
-ENCODED = _encoded(TEXT, [(0, 3), (4, 8)])
+ENCODED = encoded_document(TEXT, [(0, 3), (4, 8)])
 PROBS = [np.array([[0.6, 0.4, 0.0, 0.0, 0.0], [0.6, 0.0, 0.0, 0.4, 0.0]], dtype=np.float32)]
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-import bisect
 import hashlib
 import hmac
 import os
@@ -14,6 +13,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from larvatus.transforms.chars import normalize_surface
 from larvatus.transforms.names import apply_name_rules
 from larvatus.transforms.ordinary import OWN_EVIDENCE, looks_like_name, refine_spans
+from larvatus.transforms.recognizers.base import keep_disjoint
 from larvatus.transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
 
 PSEUDONYM_HEX_DIGITS = 12
@@ -152,18 +152,8 @@ def resolve_overlaps(
     candidate is checked against its two neighbours only (n log n, not n squared,
     for documents full of names).
     """
-    starts: list[int] = []
-    kept: list[EntitySpan] = []
-    for span in sorted(spans, key=lambda s: (not is_redacted(s, redacted), -len(s), -s.score,
-                                             s.start)):
-        i = bisect.bisect_left(starts, span.start)
-        if i < len(kept) and kept[i].intersects(span):
-            continue
-        if i > 0 and kept[i - 1].intersects(span):
-            continue
-        starts.insert(i, span.start)
-        kept.insert(i, span)
-    return tuple(kept)
+    return tuple(keep_disjoint(spans, key=lambda s: (not is_redacted(s, redacted), -len(s),
+                                                     -s.score, s.start)))
 
 
 def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str = "en") -> bool:
