@@ -263,7 +263,7 @@ def measure_ort(model_dir: str, docs: str, overlap: int, device: str = "cpu",
         "window_tokens": sum(len(w) for w in windows), "padded_tokens": calls["padded"],
         "device": model.device, "io_binding": model.io_binding,
         "providers": list(model.session.get_providers()),
-        "onnx_file": spec.onnx_files[model.device], "peak_rss_mib": peak_self_mib(),
+        "onnx_file": os.path.basename(model.graph_file), "peak_rss_mib": peak_self_mib(),
     }
 
 
@@ -284,7 +284,7 @@ def check_device(model_dir: str, device: str) -> dict:
     if not finite:
         raise SystemExit("the model returned NaN probabilities")
     return {"device": model.device, "providers": list(model.session.get_providers()),
-            "onnx_file": spec.onnx_files[model.device], "windows": len(windows)}
+            "onnx_file": os.path.basename(model.graph_file), "windows": len(windows)}
 
 
 # --------------------------------------------------------------------------- Larvatus

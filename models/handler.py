@@ -43,6 +43,8 @@ class LoadedModel:
     windows_per_call: Optional[int] = None   # 1 for dynamically quantized graphs
     # Graph outputs fetched: the logits, then the hidden states for --emit-embeddings.
     output_names: tuple[str, ...] = ()
+    # The ONNX file the session runs: the model's own, or its derived fp16 GPU variant.
+    graph_file: str = ""
 
     def predict(self, windows: Sequence[Window]) -> list[np.ndarray]:
         """Label probabilities for each window's content pieces.
@@ -245,7 +247,9 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             self._spec.onnx_files["cpu"] in self._spec.batch_dependent_files
         loaded = LoadedModel(session, device, input_names, len(self._spec.labels), batch_tokens,
                              io_binding=device == "cuda", windows_per_call=1 if per_window else None,
-                             output_names=output_names)
+                             output_names=output_names,
+                             graph_file=on_cuda.path if device == "cuda" else
+                             self._spec.onnx_path("cpu"))
         self._probe_finite(loaded)
         return loaded
 

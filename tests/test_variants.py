@@ -166,6 +166,7 @@ def test_handler_runs_the_fp16_variant_of_a_dynamic_int8_model_on_cuda(
     assert loaded.device == "cuda" and loaded.windows_per_call is None
     assert opened == [str(variants.cached_fp16(spec.onnx_path("cuda"), tmp_path))]
     assert Path(opened[0]).is_relative_to(tmp_path / variants.VARIANTS_DIR)
+    assert loaded.graph_file == opened[0]   # what the benches report as the file that ran
     assert "dynamically quantized" not in caplog.text
 
 
@@ -191,6 +192,7 @@ def test_cpu_keeps_running_the_int8_file(int8_only_dir, tmp_path, monkeypatch):
     spec = load_model_spec(str(int8_only_dir))
     loaded = OnnxTokenClassifierHandler(spec, device="cpu").load_model()
     assert loaded.device == "cpu" and loaded.windows_per_call == 1
+    assert loaded.graph_file == spec.onnx_path("cpu")
     assert not (tmp_path / variants.VARIANTS_DIR).exists()
 
 
