@@ -10,8 +10,8 @@ import tarfile
 from pathlib import Path
 
 from bench.gpu_table import GpuSamples, Leg, parse_smi, plan_legs, table_lines
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "gpu.sh"
 
 SMI = """utilization.gpu [%], memory.used [MiB]

@@ -15,8 +15,7 @@ import pytest
 
 from bench import corpus, report, runners, throughput
 from bench.corpus import CorpusSpec
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT as REPO
 
 
 # --------------------------------------------------------------------------- corpus

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
 import faker  # noqa: F401  (in the test extra: a missing one fails, never skips)
 import stdnum.iban as stdnum_iban
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT as REPO
+
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

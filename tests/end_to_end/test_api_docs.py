@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 

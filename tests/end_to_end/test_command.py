@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -14,8 +13,7 @@ from larvatus.logs import worker_log_options
 from larvatus.report import build_report
 from larvatus.run import run
 from larvatus.summary import dead_letter_failure
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def larvatus(*args, module="larvatus.cli"):

@@ -12,8 +12,8 @@ import pytest
 
 from larvatus.options import COMMON_OPTIONS, OptionsError, resolve_phone_regions
 from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from larvatus.run import run
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TRIES = 8   # the abort at interpreter shutdown came in about 1 run of 12 to 4 of 12
 
 

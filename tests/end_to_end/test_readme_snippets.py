@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 MARKER = "<!-- runnable -->"
 LANGUAGES = {"bash": "shell", "sh": "shell", "shell": "shell", "python": "python", "py": "python"}
 FORBIDDEN = ("run_local.sh", "pip install")

@@ -6,15 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from larvatus import schemas
 from larvatus.options import LarvatusOptions
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
 
 

@@ -17,8 +17,7 @@ from larvatus.transforms import read as read_lib
 from larvatus.transforms import stages
 from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, DeadLetterReason, Document
 from larvatus.transforms.redact import OPERATORS, PLACEHOLDER_STYLES
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def _imported_packages(path: Path) -> set[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 NOT_SOURCES = (".git", ".venv", "output", "build", "dist", "*.egg-info", "__pycache__",
                ".pytest_cache")
 CLASHING = ("pipeline", "transforms", "models", "tests", "bench")

@@ -15,8 +15,7 @@ from larvatus.models.handler import OnnxTokenClassifierHandler
 from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
 from larvatus.run import run
 from tests.fake_fs import FakeRemoteFileSystem
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import pytest
 from larvatus.models import model_dir
 from larvatus.models.model_dir import ModelError, is_plain_name, load_model_spec
 from tests.fake_fs import FakeRemoteFileSystem  # noqa: F401  (registers fakefs://)
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ESCAPING = ["../../../payload.pth", "/tmp/larvatus-escape/x.onnx", "sub/model.onnx", "..",
             "..\\evil.onnx", "c:evil.onnx"]
 

@@ -15,8 +15,8 @@ from larvatus.models.batching import NonFiniteOutput, run_in_batches
 from larvatus.models.handler import PROBE_SENTENCE, OnnxTokenClassifierHandler
 from larvatus.models.model_dir import ModelError, load_model_spec
 from larvatus.transforms.records import Window
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TRIGGER = "Braithwaite"
 
 

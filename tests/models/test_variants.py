@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.paths import ROOT
+
 onnx = pytest.importorskip("onnx")
 import onnxruntime as ort  # noqa: E402
 
@@ -17,7 +19,6 @@ from larvatus.models.model_dir import EMBEDDED_DEFAULT, load_model_spec  # noqa:
 from larvatus.models.variant_check import tag_agreement, word_labels, cpu_runner  # noqa: E402
 from larvatus.transforms.encode import default_overlap  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 VALID = ROOT.parent / "shared" / "data" / "conll2003" / "valid.txt"
 FLOAT, FLOAT16 = 1, 10   # onnx.TensorProto.FLOAT, FLOAT16
 

@@ -58,7 +58,7 @@ def test_a_session_is_built_with_the_chosen_threads(spec, monkeypatch):
 
 def test_the_model_runs_through_predict_only(spec):
     """A shared model is a proxy that offers methods only: the handler must call nothing else."""
-    from tests.test_handler import encode_text
+    from tests.models.test_handler import encode_text
 
     handler = OnnxTokenClassifierHandler(spec, device="cpu")
     loaded = handler.load_model()

@@ -160,7 +160,7 @@ def test_joiners_and_controls_through_the_pipeline(rigged_model_dir):
     import apache_beam as beam
 
     from larvatus.graph import AnnotateDocuments
-    from tests.test_pipeline import job_config
+    from tests.pipeline.test_graph import job_config
 
     text = "Pe\u200dter Mwa\u200dngi met Zbig\u200dniew; Quartermaine\x00visited."
     with TestPipeline() as p:
@@ -408,7 +408,7 @@ def test_empty_and_whitespace_documents_come_out_unchanged(rigged_model_dir):
     import apache_beam as beam
 
     from larvatus.graph import AnnotateDocuments
-    from tests.test_pipeline import job_config
+    from tests.pipeline.test_graph import job_config
 
     documents = [Document("e", "", "f:1"), Document("w", " \n\t\u3000", "f:2"),
                  Document("c", "\x00\x01", "f:3"), Document("a", "Ada spoke.", "f:4")]

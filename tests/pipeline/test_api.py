@@ -15,8 +15,8 @@ import pytest
 
 from larvatus import schemas
 from larvatus.models.conll import read_documents
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
 CONLL_VALID = ROOT.parent / "shared" / "data" / "conll2003" / "valid.txt"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from larvatus.run import run
+from tests.paths import ROOT
 from tests.rows import differing, read_rows
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
 TARGET = "news-007"   # a long document (several windows) with names of every kind
 

@@ -15,8 +15,7 @@ import pytest
 from larvatus import preflight
 from larvatus.run import main
 from larvatus.transforms.read import source_name, special_file_kind
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def larvatus_run(*args, timeout=300):

@@ -5,7 +5,6 @@ import glob
 import io
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,8 +12,7 @@ import pytest
 
 from larvatus.options import OptionsError, resolve_keep_fields
 from larvatus.transforms.read import read_records
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def _fields(data: bytes, fmt: str, keep=("lang", "n")) -> list:

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -14,8 +13,8 @@ import pytest
 from larvatus.arguments import attach_dash_values
 from larvatus.options import OptionsError, resolve_redact_labels
 from larvatus.transforms.redact import KeySource, SecretKeyError
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "0123456789abcdef0123456789abcdef"
 
 

@@ -11,14 +11,12 @@ import struct
 import subprocess
 import sys
 import termios
-from pathlib import Path
 
 import pytest
 
 from larvatus.progress import ProgressSettings, Snapshot
 from larvatus.transforms.progress import DOCUMENTS, FIELDS, CountingReader, ProgressFile, read_totals
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def totals(**values):

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from larvatus import remote
+from tests.paths import ROOT
 from tests.rows import differing, read_rows
 from tests.s3server import BUCKET, S3Server, no_credentials_env
-from tests.test_runners import (  # noqa: F401  (job_service is a fixture used here)
+from tests.pipeline.test_runners import (  # noqa: F401  (job_service is a fixture used here)
     SAMPLE, Service, clean_env, direct_rows, install_copy, job_service, port_open, wait_for,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 COMMAND_TIMEOUT = 300
 # A worker or launcher without credentials must fail within this many seconds.
 FAIL_FAST_SECONDS = 60

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from larvatus.run import run
+from tests.paths import ROOT
 from tests.rows import differing, read_rows
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "pipeline" / "sample" / "news.jsonl"
 # Repository folder -> installed package path (setup.py's package_dir), parents first.
 PACKAGES = {"pipeline": "larvatus", "transforms": "larvatus/transforms", "models": "larvatus/models"}

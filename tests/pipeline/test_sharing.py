@@ -8,7 +8,7 @@ import pytest
 
 from larvatus.sharing import Sharing, SharingError, given, plan_sharing
 from tests.rows import differing, read_rows
-from tests.test_runners import JOB_TIMEOUT, ROOT, SAMPLE, clean_env, direct_rows, summary
+from tests.pipeline.test_runners import JOB_TIMEOUT, ROOT, SAMPLE, clean_env, direct_rows, summary
 
 
 def test_on_starts_one_process_per_core_sharing_one_model():

@@ -21,8 +21,7 @@ from larvatus.run import main, run
 from larvatus.summary import summarize
 from tests.fake_fs import PREFIX
 from larvatus.transforms.read import hashed_name, input_base, source_name
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def write_docs(path: Path, n: int = 3, name: str = "Jane Doe") -> Path:

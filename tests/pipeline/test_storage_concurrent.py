@@ -15,8 +15,7 @@ import pytest
 from larvatus import storage
 from larvatus.layout import STAGING_PREFIX
 from larvatus.run import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def write_docs(path: Path, n: int) -> Path:

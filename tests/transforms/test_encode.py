@@ -11,8 +11,7 @@ from hypothesis import given, strategies as st
 from larvatus.transforms.encode import EncodeSettings, casing_type, encode, encode_many, window_bounds
 from larvatus.transforms.records import Document
 from larvatus.transforms.segment import segment
-
-REPO = pathlib.Path(__file__).resolve().parent.parent
+from tests.paths import ROOT as REPO
 
 
 def tokenizer_path() -> pathlib.Path:

@@ -5,15 +5,13 @@ import glob
 import io
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from larvatus.transforms.read import format_for_path, read_records
 from larvatus.transforms.records import DeadLetter, Document
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 def _read(data: bytes, fmt: str, path: str = "f.csv", max_chars: int = 1000,

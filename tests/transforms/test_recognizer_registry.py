@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -11,6 +10,7 @@ from larvatus.transforms.recognizers import (
     BUILTIN_LABELS, FIXED_PLACEHOLDER_LABELS, Kind, PatternSettings, find_patterns, kinds,
     pattern_labels, placeholder_order, register, unregister)
 from larvatus.transforms.records import EntitySpan
+from tests.paths import ROOT
 
 _EMPLOYEE_RE = re.compile(r"\bEMP-[0-9]{6}\b")
 
@@ -110,7 +110,7 @@ def test_kinds_run_in_registration_order_with_builtins_first(employee_kind):
     assert [k.label for k in kinds()] == [*BUILTIN_LABELS, "EMPLOYEE"]
 
 
-_DOCS = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
+_DOCS = ROOT / "docs" / "privacy.md"
 
 
 def test_the_documented_way_to_add_a_kind_runs_as_written():

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 from larvatus.transforms.chars import CONTROL_CHAR
 from larvatus.transforms.records import Document
 from larvatus.transforms.segment import segment, segment_words
+from tests.paths import ROOT
 
 
 def words_of(text: str) -> list[str]:
@@ -121,8 +122,7 @@ def test_tokenizer_is_spacy_blank_english_without_its_imports():
     importing PyTorch, transformers or Presidio (a fresh process: nothing loaded before)."""
     import subprocess
     import sys
-    from pathlib import Path
-
+    
     code = (
         "import sys\n"
         "from larvatus.transforms.segment import english_tokenizer\n"
@@ -132,7 +132,7 @@ def test_tokenizer_is_spacy_blank_english_without_its_imports():
         "assert not loaded, loaded\n"
         "assert 'torch' not in sys.modules  # hidden only while spaCy was imported\n"
         "print('ok')\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
