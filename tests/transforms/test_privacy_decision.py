@@ -1,4 +1,4 @@
-"""Recall-first redaction, the --redact-labels grammar, the audit, and pattern labels end to end."""
+"""Recall-first redaction, the --redact-labels grammar, and pattern labels end to end."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,11 +7,10 @@ import pytest
 
 from larvatus.options import OptionsError, resolve_redact_labels
 from larvatus.run import run
-from larvatus.transforms.audit import audit
 from larvatus.transforms.labels import read_scheme
 from larvatus.transforms.recognizers import pattern_labels
 from larvatus.transforms.realign import RedactionDecision, decide_redaction, realign
-from larvatus.transforms.records import Document, EntitySpan, Replacement, SegmentedDocument
+from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 from larvatus.transforms.redact import RedactionPolicy, redact
 from tests.documents import encoded_document
 
@@ -107,37 +106,6 @@ def test_none_is_explicit_and_alone():
 def test_unknown_labels_name_what_exists():
     with pytest.raises(OptionsError, match="PHONE"):
         resolve_redact_labels("PERSON", MODEL_TYPES)
-
-
-# --- the audit -------------------------------------------------------------------
-
-def test_audit_finds_leftovers_by_offset_and_skips_placeholders():
-    text = "[PER] met Smith at noon. Call 020 7946 0958, mail a.b@x.org or @jdoe.\nThe end."
-    result = audit(text, [Replacement(0, 5, "PER", "[PER]")])
-    found = {(f.kind, text[f.start:f.end]) for f in result.findings}
-    assert found == {("capitalized", "Smith"), ("digits", "020 7946 0958"),
-                     ("email", "a.b@x.org"), ("handle", "@jdoe")}
-    assert result.counts == {"capitalized": 1, "digits": 1, "email": 1, "handle": 1,
-                             "uncased_name": 0}
-
-
-def test_audit_ignores_sentence_initial_and_common_words():
-    assert audit("The cat sat. On Monday I left.\nHello there.").total == 0
-
-
-def test_audit_offsets_are_code_points_with_emoji_before():
-    text = "👍🏽 ok, then Kowalczyk"
-    [finding] = audit(text).findings
-    assert text[finding.start:finding.end] == "Kowalczyk"
-
-
-@pytest.mark.parametrize("hostile", ["1" * 200_000, "a@" * 100_000, "x" * 200_000 + "@"])
-def test_audit_is_linear_on_hostile_text(hostile):
-    import time
-
-    started = time.perf_counter()
-    audit(hostile)
-    assert time.perf_counter() - started < 10
 
 
 # --- end to end --------------------------------------------------------------------

@@ -1,16 +1,11 @@
-"""Separators of any script, postcodes and P.O. boxes, dates without a year, references, '+' phones, uncased names in the audit."""
+"""Recognizers across separators of any script, postcodes and P.O. boxes, dates without a year, references, '+' phones."""
 from __future__ import annotations
 
 import random
-import sys
-import unicodedata
 
 import pytest
 
-from larvatus.transforms import separators
-from larvatus.transforms.audit import audit
 from larvatus.transforms.recognizers import PatternSettings, base, find_patterns, postal, references
-from larvatus.transforms.records import Replacement
 
 
 def found(text):
@@ -22,38 +17,7 @@ def labels_found(text):
     return {label for label, _ in found(text)}
 
 
-def audited(text, replacements=()):
-    return {(f.kind, text[f.start:f.end]) for f in audit(text, replacements).findings}
-
-
-# ----------------------------------------------------------------------------- separators
-
-def test_folding_keeps_every_offset():
-    text = "4111\u00a01111\u20091111\u202f1111 \u2013 \u0664\u0661 \u3000x \u200bé \u2212"
-    folded = separators.fold_separators(text)
-    assert folded == "4111 1111 1111 1111 - 41  x  é -"
-    assert len(folded) == len(text)
-
-
-def test_ascii_text_is_returned_unchanged():
-    text = "plain - text 12"
-    assert separators.fold_separators(text) is text
-
-
-def _category(name):
-    return {chr(c) for c in range(0x80, sys.maxunicode + 1)
-            if unicodedata.category(chr(c)) == name}
-
-
-def test_folded_characters_are_unicode_spaces_dashes_and_digits():
-    assert set(separators.SPACES) == _category("Zs")
-    assert set(separators.DASHES) == _category("Pd")
-    zeros = {chr(c) for c in separators.DIGIT_ZEROS}
-    assert all(unicodedata.decimal(chr(z + i)) == i
-               for z in separators.DIGIT_ZEROS for i in range(10))
-    if unicodedata.unidata_version == "14.0.0":     # later versions add digit blocks
-        assert zeros == {d for d in _category("Nd") if unicodedata.decimal(d) == 0}
-
+# ----------------------------------------------------------------------------- separators inside numbers
 
 @pytest.mark.parametrize("text, label, surface", [
     ("Card 4111\u00a01111\u00a01111\u00a01111 on file", "CARD", "4111\u00a01111\u00a01111\u00a01111"),
@@ -197,42 +161,6 @@ def test_routing_numbers_are_bank_numbers(text, number):
 ])
 def test_ordinary_numbers_are_not_codes(text):
     assert "CODE" not in labels_found(text)
-
-
-# ----------------------------------------------------------------------------- the audit
-
-@pytest.mark.parametrize("text, run", [
-    ("[PER] paid with 4111\u00a01111\u00a01111\u00a01111", "4111\u00a01111\u00a01111\u00a01111"),
-    ("[PER] paid with 4111\u20091111\u20091111\u20091111", "4111\u20091111\u20091111\u20091111"),
-    ("[PER] paid with 4111 - 1111 - 1111 - 1111", "4111 - 1111 - 1111 - 1111"),
-    ("[PER] rang +33\u202f6\u202f12\u202f34\u202f56\u202f78", "33\u202f6\u202f12\u202f34\u202f56\u202f78"),
-])
-def test_audit_joins_digit_groups_split_by_any_space_or_dash(text, run):
-    assert ("digits", run) in audited(text, [Replacement(0, 5, "PER", "[PER]")])
-
-
-@pytest.mark.parametrize("text, name", [
-    ("Name: محمد علي", "محمد علي"),
-    ("حضر السيد محمد الاجتماع", "محمد الاجتماع"),
-    ("Dear محمد,", "محمد"),
-    ("姓名：王小明", "王小明"),
-    ("我认识王小明先生。", "王小明"),
-    ("田中様へ", "田中"),
-    ("김민수 씨가 왔다", "김민수"),
-    ("이름: 김민수", "김민수"),
-    ("שם: דוד", "דוד"),
-])
-def test_audit_flags_uncased_script_names_next_to_a_title_or_label(text, name):
-    assert ("uncased_name", name) in audited(text)
-
-
-@pytest.mark.parametrize("text", [
-    "تم الاجتماع في المكتب", "今天天气很好。", "Dear [PER],", "Name: [PER] arrived",
-])
-def test_audit_leaves_uncased_text_without_a_title_or_label(text):
-    replacements = [Replacement(text.index("[PER]"), text.index("[PER]") + 5, "PER", "[PER]")] \
-        if "[PER]" in text else []
-    assert not {kind for kind, _ in audited(text, replacements)} & {"uncased_name"}
 
 
 # ----------------------------------------------------------------------------- line hints
