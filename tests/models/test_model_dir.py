@@ -18,14 +18,6 @@ from tests.fake_fs import FakeRemoteFileSystem
 from tests.paths import ROOT
 
 
-@pytest.fixture
-def worker(tmp_path, monkeypatch):
-    """Makes this process forget what it resolved, as a fresh worker process would, with its own cache."""
-    monkeypatch.setattr(model_dir, "_RESOLVED", {})
-    monkeypatch.setenv(model_dir.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
 def as_worker_sees_it(spec):
     """The spec as a fresh worker process unpickles it from the job graph (nothing resolved yet)."""
     model_dir._RESOLVED.clear()

@@ -20,14 +20,6 @@ ESCAPING = ["../../../payload.pth", "/tmp/larvatus-escape/x.onnx", "sub/model.on
             "..\\evil.onnx", "c:evil.onnx"]
 
 
-@pytest.fixture
-def worker(tmp_path, monkeypatch):
-    """A fresh worker process: nothing resolved yet, its own model cache."""
-    monkeypatch.setattr(model_dir, "_RESOLVED", {})
-    monkeypatch.setenv(model_dir.CACHE_ENV, str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
 def _with_onnx_name(source: Path, target: Path, name: str) -> Path:
     shutil.copytree(source, target)
     config = json.loads((target / "larvatus_model.json").read_text())

