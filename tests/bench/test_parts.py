@@ -290,7 +290,7 @@ def test_parallel_compares_one_process_of_n_threads_with_n_processes_of_one():
 
     from larvatus.models.runners import processes_per_machine
 
-    # The handler splits the cores by this count (tests/test_worker_sizing.py): 1 thread each.
+    # The handler splits the cores by this count (tests/models/test_worker_sizing.py): 1 thread each.
     assert processes_per_machine(PipelineOptions(multi)) == 2
     assert processes_per_machine(PipelineOptions(configs["1 process x 2 threads"])) == 1
     assert list(parallel.configs_for(4))[1] == "4 processes x 1 thread"

@@ -137,7 +137,7 @@ def test_too_many_dead_letters_fail_the_job_with_reasons(tmp_path, rigged_model_
                        "--progress-interval", "0.2")
     assert lenient.returncode == 0 and "records: 4 in, 1 annotated" in lenient.stdout
     # not -q: the progress monitor runs and closes with its totals (the periodic lines depend
-    # on how long the job takes; tests/test_progress.py pins them with a short interval)
+    # on how long the job takes; tests/pipeline/test_progress.py pins them with a short interval)
     assert "debug:" not in lenient.stderr
     assert "larvatus run: done: 4 documents (3 dead-lettered)" in lenient.stderr
 
