@@ -8,7 +8,7 @@
 # small launcher process, so the driver's own size never shows in a child's peak.
 #
 #     python bench/hostile.py                   # every case (a few minutes on 2 cores)
-#     python bench/hostile.py --quick           # the subset CI runs (tests/test_adversarial_input.py)
+#     python bench/hostile.py --quick           # the subset CI runs (test_adversarial_input.py)
 #     python bench/hostile.py --cases bang-20000,big-text-file
 #     python bench/hostile.py --root ../main    # the same cases against another checkout
 #     python bench/hostile.py --json out.json   # keep every figure

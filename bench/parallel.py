@@ -11,7 +11,7 @@
 # - `N processes x 1 thread, --large-model`: the same with one model copy shared by all;
 # - with `--portable`, also `PortableRunner LOOPBACK` and `PortableRunner EXTERNAL`: Beam's
 #   Python local job service and an external SDK worker pool started here as subprocesses
-#   (the topology of tests/test_runners.py), the SDK workers in the pool's processes.
+#   (the topology of tests/pipeline/test_runners.py), the SDK workers in the pool's processes.
 #
 # For each it prints the median wall time of the whole process, words/s (the summary's
 # word count over it), the summary's `worker_processes` counter (how many processes
@@ -79,7 +79,7 @@ def service(command: list[str], cwd: Path, ready, env: dict):
 
 @contextmanager
 def portable_endpoints(tmp: Path):
-    """Beam's local job service and an external worker pool, as tests/test_runners.py starts them."""
+    """Beam's local job service and an external worker pool, as in tests/pipeline/test_runners.py."""
     env = dict(os.environ, PYTHONPATH=str(REPO),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     (tmp / "job").mkdir()

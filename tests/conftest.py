@@ -14,12 +14,6 @@ def rigged_model_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def random_model_dir(tmp_path_factory):
-    """Tiny randomly initialised model: mechanics only."""
-    return build_model_dir(tmp_path_factory.mktemp("models") / "random", rigged=False)
-
-
-@pytest.fixture(scope="session")
 def rigged_fp32_model_dir(rigged_model_dir, tmp_path_factory):
     """The rigged model with its fp32 graph on CPU too: no quantization, so rows cannot depend on batching."""
     import json

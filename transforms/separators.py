@@ -5,7 +5,7 @@ import re
 
 # Unicode's space separators (category Zs) and dashes (Pd) beyond ASCII, and the zeros of
 # its non-ASCII decimal digit blocks (Nd, ten consecutive code points each), Unicode 14;
-# tests/test_separators.py checks them against `unicodedata`.
+# tests/transforms/test_separators.py checks them against `unicodedata`.
 SPACES = ("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
           "\u202f\u205f\u3000")
 DASHES = ("\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a"

@@ -1,0 +1,1 @@
+"""Tests of the benchmarks' own code (bench/), offline and without the full corpora."""
