@@ -70,7 +70,7 @@ def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) 
         options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
         keep_fields)
     preflight.check_text_ids(files, options.input_format, options.text_ids)
-    preflight.check_json_arrays(files, options.input_format)
+    preflight.check_refusals(files, options.input_format)
     return keep_fields
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from larvatus.transforms.read import format_for_path, read_records
+from larvatus.transforms.formats import format_for_path, read_records
 from larvatus.transforms.records import DeadLetter, Document
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from larvatus.options import OptionsError, resolve_keep_fields
-from larvatus.transforms.read import read_records
+from larvatus.transforms.formats import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 

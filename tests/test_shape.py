@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from larvatus.transforms import formats
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import stages
 from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, DeadLetterReason, Document
@@ -155,10 +156,10 @@ def test_read_parquet_yields_rows_with_row_sources():
 
 
 def test_format_for_path_sees_through_compression():
-    assert read_lib.format_for_path("a/b.JSONL.gz") == "jsonl"
-    assert read_lib.format_for_path("a/b.txt.bz2") == "text"
-    assert read_lib.format_for_path("a/b.parquet", "text") == "text"
-    assert read_lib.format_for_path("a/b.md") == "text"
+    assert formats.format_for_path("a/b.JSONL.gz") == "jsonl"
+    assert formats.format_for_path("a/b.txt.bz2") == "text"
+    assert formats.format_for_path("a/b.parquet", "text") == "text"
+    assert formats.format_for_path("a/b.md") == "text"
 
 
 def test_the_job_does_not_import_pytorch_even_when_it_is_installed():
