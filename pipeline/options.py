@@ -420,13 +420,13 @@ COMMON_OPTIONS = ("input", "output", "input_format", "text_field", "id_field", "
 
 def resolve_keep_fields(value: str, text_field: str) -> tuple[str, ...]:
     """The `--keep-fields` names, refusing the text itself and the annotations' own columns."""
-    from larvatus.schemas import annotation_schema
+    from larvatus.schemas import column_names
 
     names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
     if text_field in names:
         raise OptionsError(f"--keep-fields cannot carry the text field {text_field!r}: the "
                            f"original text goes into the output only with --keep-text")
-    taken = sorted(set(names) & set(annotation_schema(True, True, True).names))
+    taken = sorted(set(names) & set(column_names()))
     if taken:
         raise OptionsError(f"--keep-fields {', '.join(taken)}: the annotations have columns of "
                            f"that name already")
