@@ -107,3 +107,10 @@ def test_the_usage_guide_lists_the_columns_in_the_table_order():
     entities_row = next(line for line in section.splitlines() if line.startswith("| `entities` |"))
     for field in ENTITY_FIELDS:
         assert f"`{field.name}`" in entities_row or f"entities[].{field.name}" in documented
+
+
+def test_only_the_document_vector_and_the_kept_fields_may_be_null():
+    schema = OutputColumns(True, True, True, ("lang",)).schema()
+    assert [field.name for field in schema if field.nullable] == ["embedding", "lang"]
+    entity = schema.field("entities").type.value_type
+    assert all(field.nullable for field in entity)   # struct fields, as pyarrow makes them
