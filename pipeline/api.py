@@ -71,8 +71,8 @@ class Redactor:
         self._aggregation = settings["aggregation"]
         self._decision = settings["decision"]
         self._patterns = settings["patterns"]
-        self._keep_text = settings["keep_text"]
         self._ml: Optional[mlout_lib.MlSettings] = settings["ml"]
+        self._columns = schemas.OutputColumns.of(settings["keep_text"], self._ml)
         self._max_chars = chosen.max_chars
         self._policy = settings["policy"].with_key(read_secret_file)
         self._handler = OnnxTokenClassifierHandler(
@@ -101,8 +101,9 @@ class Redactor:
 
     def annotate(self, texts: Iterable[str], ids: Optional[Sequence[str]] = None,
                  sources: Optional[Sequence[str]] = None) -> list[dict]:
-        """One dict per text with the columns of an annotations row (`id`, `source`,
-        `redacted_text`, `entities`, `replacements`, `audit`, `model`; `text` with keep_text).
+        """One dict per text with the columns of an annotations row, in the schema's order
+        (`id`, `source`, `redacted_text`, `language`, `entities`, `replacements`, `audit`,
+        `model`; `text` with keep_text, the ML columns with emit_token_ids/emit_embeddings).
 
         `ids` default to the texts' indices ("0", "1", ...), `sources` to `texts[N]`. A text
         that cannot be annotated (too long, not a string, ...) raises DocumentError.
@@ -118,9 +119,7 @@ class Redactor:
             for start in range(0, len(documents), CHUNK_DOCUMENTS):
                 chunk = documents[start:start + CHUNK_DOCUMENTS]
                 for annotated in self._annotate_chunk(chunk, start):
-                    rows.append(schemas.annotation_row(
-                        annotated, self.model_info, self._keep_text,
-                        **schemas.ml_columns(self._ml)))
+                    rows.append(self._columns.row(annotated, self.model_info))
         return rows
 
     def annotate_frame(self, frame, text_column: str = "text", id_column: Optional[str] = None):

@@ -73,6 +73,11 @@ class JobConfig:
         return self.encode_settings.overlap
 
     @property
+    def columns(self) -> schemas.OutputColumns:
+        """The annotations' optional columns: --keep-text, the ML outputs, --keep-fields."""
+        return schemas.OutputColumns.of(self.keep_text, self.ml, self.keep_fields)
+
+    @property
     def model_info(self) -> dict:
         return {"name": self.spec.name, "sha256": self.spec.sha256}
 
@@ -188,11 +193,10 @@ def _same(element, store: remote.StoreOptions):
 class ToAnnotationRow(beam.DoFn):
     """AnnotatedDocument -> a dict row of the annotation schema, counted as written."""
 
-    def __init__(self, model_info: dict, keep_text: bool, progress_dir: Optional[str] = None,
-                 ml: Optional[MlSettings] = None):
+    def __init__(self, model_info: dict, columns: schemas.OutputColumns,
+                 progress_dir: Optional[str] = None):
         self._model = model_info
-        self._keep_text = keep_text
-        self._ml = ml
+        self._columns = columns
         self._progress_dir = progress_dir
         self._progress = None
 
@@ -203,8 +207,7 @@ class ToAnnotationRow(beam.DoFn):
         stages.count("records_out")
         if self._progress is not None:
             self._progress.add(documents=1, words=doc.num_words)
-        yield schemas.annotation_row(doc, self._model, self._keep_text,
-                                     **schemas.ml_columns(self._ml))
+        yield self._columns.row(doc, self._model)
 
     def finish_bundle(self):
         stages.flush_progress(self._progress_dir)
@@ -240,11 +243,10 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(
-         config.model_info, config.keep_text, config.progress_dir, config.ml))
+         config.model_info, config.columns, config.progress_dir))
      | "WriteAnnotations" >> beam.io.WriteToParquet(
          StorePath(join(config.output_dir, ANNOTATIONS_DIR, ANNOTATIONS_PREFIX), config.store),
-         schemas.annotation_schema(config.keep_text, **schemas.ml_columns(config.ml),
-                                   kept=config.keep_fields),
+         config.columns.schema(),
          file_name_suffix=PARQUET_SUFFIX,
          **PARQUET_BUFFER))
     (dead

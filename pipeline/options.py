@@ -11,6 +11,7 @@ from larvatus.models.model_dir import EMBEDDED_DEFAULT
 from larvatus.sharing import SHARE_CHOICES
 from larvatus.transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, EmbeddingLayer, EmbeddingPooling
 from larvatus.transforms.realign import AGGREGATIONS
+from larvatus.transforms import formats
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.read import DEFAULT_MAX_CHARS
 from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS, pattern_labels
@@ -68,186 +69,221 @@ class LarvatusOptions(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
-        group.add_argument("--input", required=False, help="Input file or glob (required).")
-        group.add_argument("--output", required=False,
-                           help="Output directory for Parquet files and _SUMMARY.json (required).")
-        group.add_argument(
-            "--input-format", "--input_format", dest="input_format", default="auto",
-            choices=("auto", "jsonl", "csv", "tsv", "text", "parquet"),
-            help="jsonl: one JSON object a line; csv, tsv: one document a row, with a header "
-                 "row; text: one document a file (id = path); parquet: one document a row. "
-                 "auto (default) reads it from each file's extension (.jsonl/.json/.ndjson, "
-                 ".csv, .tsv/.tab, .parquet, else text).")
-        group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
-                           help="Field or column holding the document id (jsonl, csv, tsv, "
-                                "parquet). Default: id. A record without one takes its "
-                                "source (file:line, file#row=N) as id.")
-        group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
-                           help="Field or column holding the text (jsonl, csv, tsv, parquet). "
-                                "Default: text.")
-        group.add_argument("--keep-fields", "--keep_fields", dest="keep_fields", default="",
-                           help="Other fields or columns of the input (jsonl, csv, tsv, "
-                                "parquet) carried into the annotations as string columns, "
-                                "comma-separated (e.g. lang,date). Copied as they are, NOT "
-                                "redacted: name only fields free of personal data.")
-        group.add_argument("--model", default=EMBEDDED_DEFAULT,
-                           help="Model directory: a local path or any Beam filesystem "
-                                "(gs://, s3://, hdfs://...). Workers copy it once per "
-                                "process into a local cache ($LARVATUS_CACHE, else "
-                                "~/.cache/larvatus) and check its sha256 against the "
-                                f"launcher's. Default: {EMBEDDED_DEFAULT}, the English NER "
-                                "model inside the installed Larvatus package.")
-        group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
-                           help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
-                                "use it, else CPU. cuda fails at start if CUDA is unusable.")
-        group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
-                           default=DEFAULT_LABELS_WORD,
-                           help="What to replace, comma-separated: entity types of the model "
-                                f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(pattern_labels())}); "
-                                "'default' = PER,LOC,ORG and every pattern label, DATE included; "
-                                "'all' = every model type and pattern label; '-LABEL' removes one "
-                                "(e.g. 'default,-DATE' or '-DATE' keeps dates); 'none' turns redaction off "
-                                "(with a warning). Default: default.")
-        group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
-                           type=float, default=DEFAULT_REDACT_THRESHOLD,
-                           help="Recall-first decision: a word is redacted when the model's "
-                                "summed probability of the redacted types reaches this value, "
-                                "whatever its top label (an ORG mistaken for MISC is still "
-                                f"hidden). In (0, 1]; lower hides more. Default: "
-                                f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
-                                "token recall of PER/LOC/ORG >= 0.99; see the model card).")
-        group.add_argument("--label-thresholds", "--label_thresholds", dest="label_thresholds",
-                           default="",
-                           help="Per-label thresholds overriding --redact-threshold, e.g. "
-                                "'ORG=0.3,PER=0.02': a model span is redacted when its "
-                                "decision_score reaches its label's threshold.")
-        group.add_argument("--keep-terms", "--keep_terms", dest="keep_terms", default=None,
-                           help="A UTF-8 file of words or phrases, one a line, never redacted "
-                                "(whole words, any case; '#' starts a comment line).")
-        group.add_argument("--always-redact", "--always_redact", dest="always_redact",
-                           default=None,
-                           help="A UTF-8 file of words or phrases, one a line, always redacted "
-                                "wherever they stand as whole words (any case), e.g. a client "
-                                "list; 'LABEL<TAB>term' picks the placeholder's label (default "
-                                "TERM).")
-        group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
-                           default=",".join(DEFAULT_PHONE_REGIONS),
-                           help="Regions whose national phone formats are recognised (numbers "
-                                "written with +country code are found whatever the region): a "
-                                "list (US,GB), or 'default' with +XX/-XX to add or remove one "
-                                f"(default,+VN). Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
-        group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
-                           help="label: [PER]; indexed: [PER_1], numbered per document, the "
-                                "same surface form getting the same number; pseudonym: "
-                                "[PER_<hmac>], keyed HMAC-SHA256 stable across documents (the "
-                                "key is read from the environment variable --pseudonym-key-env).")
-        group.add_argument("--pseudonym-key-env", "--pseudonym_key_env",
-                           dest="pseudonym_key_env", default=DEFAULT_KEY_ENV,
-                           help=f"Environment variable holding the secret key for "
-                                f"--placeholder pseudonym, read by each worker (never sent "
-                                f"in the job). Default: {DEFAULT_KEY_ENV}.")
-        group.add_argument("--pseudonym-key-file", "--pseudonym_key_file",
-                           dest="pseudonym_key_file", default=None,
-                           help="Instead of --pseudonym-key-env: a file holding the key (a "
-                                "mounted secret, or gs://, s3://... readable by the workers), "
-                                "read by each worker; surrounding whitespace is ignored.")
-        group.add_argument("--no-propagate", "--no_propagate", dest="propagate",
-                           action="store_false", default=True,
-                           help="Do not redact other occurrences of a redacted surface form.")
-        group.add_argument("--aggregation", default="first", choices=AGGREGATIONS,
-                           help="How a word's tag comes from its subwords: first (default), "
-                                "average or max of their probabilities.")
-        group.add_argument("--window-length", "--window_length", dest="window_length",
-                           type=int, default=None,
-                           help="Wordpieces per window, [CLS]/[SEP] included. Default and "
-                                "maximum: the model's max_length.")
-        group.add_argument("--window-overlap", "--window_overlap", dest="window_overlap",
-                           type=int, default=None,
-                           help="Wordpieces shared by consecutive windows of a long document. "
-                                "Default: a quarter of the window, at most 128.")
-        group.add_argument("--batch-tokens", "--batch_tokens", dest="batch_tokens",
-                           type=int, default=None,
-                           help="Padded tokens per inference batch. Default: 512 on CPU (small batches stay in cache), "
-                                "65536 on CUDA.")
-        group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
-                           type=int, default=0,
-                           help="ONNX Runtime threads per model session. 0 (default): the "
-                                "machine's cores split between the sessions on it: all for "
-                                "one process, cores/N for N processes "
-                                "(--direct_num_workers, --sdk_worker_parallelism) or N "
-                                "--model-copies, 1 on Dataflow (one process per vCPU).")
-        group.add_argument("--model-copies", "--model_copies", dest="model_copies",
-                           type=int, default=None,
-                           help="Load exactly this many model copies per machine, shared by "
-                                "all its worker processes (Beam RunInference's model_copies). "
-                                "Default: one copy per process. 1 suits a GPU worker.")
-        group.add_argument("--large-model", "--large_model", dest="large_model",
-                           action="store_true", default=False,
-                           help="Share one model copy per machine across its worker "
-                                "processes (Beam RunInference's large_model), for models too "
-                                "big to load once per process.")
-        group.add_argument("--share-model", "--share_model", dest="share_model",
-                           default="auto", choices=SHARE_CHOICES,
-                           help="on: on the DirectRunner, one worker process per core (or "
-                                "--direct_num_workers) in multi_processing mode, all sharing "
-                                "one model copy (--model-copies 1): the CPU stages use every "
-                                "core while one model serves them, on a GPU or a CPU. auto "
-                                "(default): on when the model runs on CUDA (--device cuda, "
-                                "or auto on a GPU machine). off: Beam's own defaults.")
-        group.add_argument("--emit-token-ids", "--emit_token_ids", dest="emit_token_ids",
-                           action="store_true", default=False,
-                           help="Add the column redacted_input_ids: the whole document's "
-                                "WordPiece ids with each redacted entity replaced by one "
-                                "placeholder token per label ([PER], [EMAIL], ...), and write "
-                                "the tokenizer with those tokens as OUTPUT/tokenizer.json.")
-        group.add_argument("--emit-embeddings", "--emit_embeddings", dest="emit_embeddings",
-                           action="store_true", default=False,
-                           help="Add contextual vectors from the same ONNX run: embedding per "
-                                "document and vector per entity (the mean of its pieces). "
-                                "Needs a model exported with hidden-state outputs.")
-        group.add_argument("--embedding-layer", "--embedding_layer", dest="embedding_layer",
-                           default=EmbeddingLayer.LAST.value, choices=EMBEDDING_LAYERS,
-                           help="Hidden states the vectors come from: last (default), "
-                                "second_to_last, or sum_last_four.")
-        group.add_argument("--embedding-pooling", "--embedding_pooling",
-                           dest="embedding_pooling", default=EmbeddingPooling.MEAN.value,
-                           choices=EMBEDDING_POOLINGS,
-                           help="Document vector: mean of its pieces (default) or cls (the "
-                                "[CLS] vector, averaged over a long document's windows).")
-        group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
-                           default=False,
-                           help="Also write the original text and entity surface strings. Off "
-                                "by default: the output is meant to be shareable.")
-        group.add_argument("--max-chars", "--max_chars", dest="max_chars", type=int,
-                           default=DEFAULT_MAX_CHARS,
-                           help=f"Longer documents are dead-lettered as too_large. "
-                                f"Default: {DEFAULT_MAX_CHARS}.")
-        group.add_argument("--record-timeout", "--record_timeout", dest="record_timeout",
-                           type=float, default=DEFAULT_RECORD_TIMEOUT,
-                           help=f"Seconds one document may spend in one stage (segment, "
-                                f"encode, realign, patterns, redact, audit) before it is "
-                                f"dead-lettered as timeout; the job goes on. 0: no limit. "
-                                f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
-        group.add_argument("--overwrite", action="store_true", default=False,
-                           help="Replace Larvatus files already in --output (only once the "
-                                "new run has finished).")
-        group.add_argument(
-            "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
-            type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,
-            help=f"The job exits with status 1, listing the reasons, when more than this share "
-                 f"of records is dead-lettered (the output is written all the same); a job "
-                 f"whose every record is dead-lettered always fails. Default: "
-                 f"{DEFAULT_MAX_DEAD_LETTER_RATIO}.")
-        group.add_argument(
-            "--text-ids", "--text_ids", dest="text_ids", default="path", choices=TEXT_ID_CHOICES,
-            help="For --input-format text, where ids and sources come from: path (default), "
-                 "the file's path relative to the input's base folder; hash, 'sha256:' and "
-                 "the first 16 hex digits of that path's SHA-256, for files named after "
-                 "people (the name then appears nowhere in the output: not in ids, not in "
-                 "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
-                 "under the pseudonym key, which nobody without the key can test a guessed "
-                 "name against. Refused when no input file is read as text.")
+        for add in (_add_input_args, _add_model_args, _add_redaction_args, _add_inference_args,
+                    _add_ml_output_args, _add_output_args):
+            add(group)
 
+
+def _format_help() -> str:
+    """--input-format's help, from the format table: what each format holds, then the
+    extensions `auto` goes by (formats with the same description share one entry)."""
+    described: dict[str, list[str]] = {}
+    for fmt in formats.FORMATS:
+        described.setdefault(fmt.describe, []).append(fmt.name)
+    entries = "; ".join(f"{', '.join(names)}: {text}" for text, names in described.items())
+    extensions = ", ".join("/".join(fmt.extensions) for fmt in formats.FORMATS
+                           if fmt.name != formats.DEFAULT_FORMAT)
+    return (f"{entries}. auto (default) reads it from each file's extension ({extensions}, "
+            f"else {formats.DEFAULT_FORMAT}).")
+
+
+def _add_input_args(group) -> None:
+    """Where the documents come from (files, format, fields) and where the output goes."""
+    with_fields = ", ".join(fmt.name for fmt in formats.FORMATS if fmt.has_fields)
+    group.add_argument("--input", required=False, help="Input file or glob (required).")
+    group.add_argument("--output", required=False,
+                       help="Output directory for Parquet files and _SUMMARY.json (required).")
+    group.add_argument("--input-format", "--input_format", dest="input_format", default="auto",
+                       choices=("auto", *formats.format_names()), help=_format_help())
+    group.add_argument("--id-field", "--id_field", dest="id_field", default="id",
+                       help=f"Field or column holding the document id ({with_fields}). "
+                            f"Default: id. A record without one takes its source (file:line, "
+                            f"file#row=N) as id.")
+    group.add_argument("--text-field", "--text_field", dest="text_field", default="text",
+                       help=f"Field or column holding the text ({with_fields}). Default: text.")
+    group.add_argument("--keep-fields", "--keep_fields", dest="keep_fields", default="",
+                       help=f"Other fields or columns of the input ({with_fields}) carried "
+                            f"into the annotations as string columns, comma-separated (e.g. "
+                            f"lang,date). Copied as they are, NOT redacted: name only fields "
+                            f"free of personal data.")
+
+
+def _add_model_args(group) -> None:
+    """Which model, on which device."""
+    group.add_argument("--model", default=EMBEDDED_DEFAULT,
+                       help="Model directory: a local path or any Beam filesystem "
+                            "(gs://, s3://, hdfs://...). Workers copy it once per "
+                            "process into a local cache ($LARVATUS_CACHE, else "
+                            "~/.cache/larvatus) and check its sha256 against the "
+                            f"launcher's. Default: {EMBEDDED_DEFAULT}, the English NER "
+                            "model inside the installed Larvatus package.")
+    group.add_argument("--device", default="auto", choices=DEVICE_CHOICES,
+                       help="auto (default): CUDA when a GPU and onnxruntime-gpu can "
+                            "use it, else CPU. cuda fails at start if CUDA is unusable.")
+
+
+def _add_redaction_args(group) -> None:
+    """What is redacted and how it is replaced."""
+    group.add_argument("--redact-labels", "--redact_labels", dest="redact_labels",
+                       default=DEFAULT_LABELS_WORD,
+                       help="What to replace, comma-separated: entity types of the model "
+                            f"(PER, LOC, ORG, MISC) and pattern labels ({', '.join(pattern_labels())}); "
+                            "'default' = PER,LOC,ORG and every pattern label, DATE included; "
+                            "'all' = every model type and pattern label; '-LABEL' removes one "
+                            "(e.g. 'default,-DATE' or '-DATE' keeps dates); 'none' turns redaction off "
+                            "(with a warning). Default: default.")
+    group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
+                       type=float, default=DEFAULT_REDACT_THRESHOLD,
+                       help="Recall-first decision: a word is redacted when the model's "
+                            "summed probability of the redacted types reaches this value, "
+                            "whatever its top label (an ORG mistaken for MISC is still "
+                            f"hidden). In (0, 1]; lower hides more. Default: "
+                            f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
+                            "token recall of PER/LOC/ORG >= 0.99; see the model card).")
+    group.add_argument("--label-thresholds", "--label_thresholds", dest="label_thresholds",
+                       default="",
+                       help="Per-label thresholds overriding --redact-threshold, e.g. "
+                            "'ORG=0.3,PER=0.02': a model span is redacted when its "
+                            "decision_score reaches its label's threshold.")
+    group.add_argument("--keep-terms", "--keep_terms", dest="keep_terms", default=None,
+                       help="A UTF-8 file of words or phrases, one a line, never redacted "
+                            "(whole words, any case; '#' starts a comment line).")
+    group.add_argument("--always-redact", "--always_redact", dest="always_redact",
+                       default=None,
+                       help="A UTF-8 file of words or phrases, one a line, always redacted "
+                            "wherever they stand as whole words (any case), e.g. a client "
+                            "list; 'LABEL<TAB>term' picks the placeholder's label (default "
+                            "TERM).")
+    group.add_argument("--phone-regions", "--phone_regions", dest="phone_regions",
+                       default=",".join(DEFAULT_PHONE_REGIONS),
+                       help="Regions whose national phone formats are recognised (numbers "
+                            "written with +country code are found whatever the region): a "
+                            "list (US,GB), or 'default' with +XX/-XX to add or remove one "
+                            f"(default,+VN). Default: {','.join(DEFAULT_PHONE_REGIONS)}.")
+    group.add_argument("--placeholder", default="label", choices=PLACEHOLDER_STYLES,
+                       help="label: [PER]; indexed: [PER_1], numbered per document, the "
+                            "same surface form getting the same number; pseudonym: "
+                            "[PER_<hmac>], keyed HMAC-SHA256 stable across documents (the "
+                            "key is read from the environment variable --pseudonym-key-env).")
+    group.add_argument("--pseudonym-key-env", "--pseudonym_key_env",
+                       dest="pseudonym_key_env", default=DEFAULT_KEY_ENV,
+                       help=f"Environment variable holding the secret key for "
+                            f"--placeholder pseudonym, read by each worker (never sent "
+                            f"in the job). Default: {DEFAULT_KEY_ENV}.")
+    group.add_argument("--pseudonym-key-file", "--pseudonym_key_file",
+                       dest="pseudonym_key_file", default=None,
+                       help="Instead of --pseudonym-key-env: a file holding the key (a "
+                            "mounted secret, or gs://, s3://... readable by the workers), "
+                            "read by each worker; surrounding whitespace is ignored.")
+    group.add_argument("--no-propagate", "--no_propagate", dest="propagate",
+                       action="store_false", default=True,
+                       help="Do not redact other occurrences of a redacted surface form.")
+
+
+def _add_inference_args(group) -> None:
+    """How the model runs: word tags, windows, batches, threads, copies."""
+    group.add_argument("--aggregation", default="first", choices=AGGREGATIONS,
+                       help="How a word's tag comes from its subwords: first (default), "
+                            "average or max of their probabilities.")
+    group.add_argument("--window-length", "--window_length", dest="window_length",
+                       type=int, default=None,
+                       help="Wordpieces per window, [CLS]/[SEP] included. Default and "
+                            "maximum: the model's max_length.")
+    group.add_argument("--window-overlap", "--window_overlap", dest="window_overlap",
+                       type=int, default=None,
+                       help="Wordpieces shared by consecutive windows of a long document. "
+                            "Default: a quarter of the window, at most 128.")
+    group.add_argument("--batch-tokens", "--batch_tokens", dest="batch_tokens",
+                       type=int, default=None,
+                       help="Padded tokens per inference batch. Default: 512 on CPU (small batches stay in cache), "
+                            "65536 on CUDA.")
+    group.add_argument("--intra-op-threads", "--intra_op_threads", dest="intra_op_threads",
+                       type=int, default=0,
+                       help="ONNX Runtime threads per model session. 0 (default): the "
+                            "machine's cores split between the sessions on it: all for "
+                            "one process, cores/N for N processes "
+                            "(--direct_num_workers, --sdk_worker_parallelism) or N "
+                            "--model-copies, 1 on Dataflow (one process per vCPU).")
+    group.add_argument("--model-copies", "--model_copies", dest="model_copies",
+                       type=int, default=None,
+                       help="Load exactly this many model copies per machine, shared by "
+                            "all its worker processes (Beam RunInference's model_copies). "
+                            "Default: one copy per process. 1 suits a GPU worker.")
+    group.add_argument("--large-model", "--large_model", dest="large_model",
+                       action="store_true", default=False,
+                       help="Share one model copy per machine across its worker "
+                            "processes (Beam RunInference's large_model), for models too "
+                            "big to load once per process.")
+    group.add_argument("--share-model", "--share_model", dest="share_model",
+                       default="auto", choices=SHARE_CHOICES,
+                       help="on: on the DirectRunner, one worker process per core (or "
+                            "--direct_num_workers) in multi_processing mode, all sharing "
+                            "one model copy (--model-copies 1): the CPU stages use every "
+                            "core while one model serves them, on a GPU or a CPU. auto "
+                            "(default): on when the model runs on CUDA (--device cuda, "
+                            "or auto on a GPU machine). off: Beam's own defaults.")
+
+
+def _add_ml_output_args(group) -> None:
+    """The optional ML outputs: redacted token ids and vectors."""
+    group.add_argument("--emit-token-ids", "--emit_token_ids", dest="emit_token_ids",
+                       action="store_true", default=False,
+                       help="Add the column redacted_input_ids: the whole document's "
+                            "WordPiece ids with each redacted entity replaced by one "
+                            "placeholder token per label ([PER], [EMAIL], ...), and write "
+                            "the tokenizer with those tokens as OUTPUT/tokenizer.json.")
+    group.add_argument("--emit-embeddings", "--emit_embeddings", dest="emit_embeddings",
+                       action="store_true", default=False,
+                       help="Add contextual vectors from the same ONNX run: embedding per "
+                            "document and vector per entity (the mean of its pieces). "
+                            "Needs a model exported with hidden-state outputs.")
+    group.add_argument("--embedding-layer", "--embedding_layer", dest="embedding_layer",
+                       default=EmbeddingLayer.LAST.value, choices=EMBEDDING_LAYERS,
+                       help="Hidden states the vectors come from: last (default), "
+                            "second_to_last, or sum_last_four.")
+    group.add_argument("--embedding-pooling", "--embedding_pooling",
+                       dest="embedding_pooling", default=EmbeddingPooling.MEAN.value,
+                       choices=EMBEDDING_POOLINGS,
+                       help="Document vector: mean of its pieces (default) or cls (the "
+                            "[CLS] vector, averaged over a long document's windows).")
+
+
+def _add_output_args(group) -> None:
+    """What the output holds, the bounds on a document, and when a job fails."""
+    by_path = " or ".join(fmt.name for fmt in formats.FORMATS if fmt.ids_from_path)
+    group.add_argument("--keep-text", "--keep_text", dest="keep_text", action="store_true",
+                       default=False,
+                       help="Also write the original text and entity surface strings. Off "
+                            "by default: the output is meant to be shareable.")
+    group.add_argument("--max-chars", "--max_chars", dest="max_chars", type=int,
+                       default=DEFAULT_MAX_CHARS,
+                       help=f"Longer documents are dead-lettered as too_large. "
+                            f"Default: {DEFAULT_MAX_CHARS}.")
+    group.add_argument("--record-timeout", "--record_timeout", dest="record_timeout",
+                       type=float, default=DEFAULT_RECORD_TIMEOUT,
+                       help=f"Seconds one document may spend in one stage (segment, "
+                            f"encode, realign, patterns, redact, audit) before it is "
+                            f"dead-lettered as timeout; the job goes on. 0: no limit. "
+                            f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
+    group.add_argument("--overwrite", action="store_true", default=False,
+                       help="Replace Larvatus files already in --output (only once the "
+                            "new run has finished).")
+    group.add_argument(
+        "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
+        type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,
+        help=f"The job exits with status 1, listing the reasons, when more than this share "
+             f"of records is dead-lettered (the output is written all the same); a job "
+             f"whose every record is dead-lettered always fails. Default: "
+             f"{DEFAULT_MAX_DEAD_LETTER_RATIO}.")
+    group.add_argument(
+        "--text-ids", "--text_ids", dest="text_ids", default="path", choices=TEXT_ID_CHOICES,
+        help=f"For --input-format {by_path}, where ids and sources come from: path (default), "
+             "the file's path relative to the input's base folder; hash, 'sha256:' and "
+             "the first 16 hex digits of that path's SHA-256, for files named after "
+             "people (the name then appears nowhere in the output: not in ids, not in "
+             "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
+             "under the pseudonym key, which nobody without the key can test a guessed "
+             f"name against. Refused when no input file is read as {by_path}.")
 
 def add_launcher_args(parser: argparse.ArgumentParser) -> None:
     """Options of the launching command itself (messages); never passed to Beam."""
@@ -384,13 +420,13 @@ COMMON_OPTIONS = ("input", "output", "input_format", "text_field", "id_field", "
 
 def resolve_keep_fields(value: str, text_field: str) -> tuple[str, ...]:
     """The `--keep-fields` names, refusing the text itself and the annotations' own columns."""
-    from larvatus.schemas import annotation_schema
+    from larvatus.schemas import column_names
 
     names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
     if text_field in names:
         raise OptionsError(f"--keep-fields cannot carry the text field {text_field!r}: the "
                            f"original text goes into the output only with --keep-text")
-    taken = sorted(set(names) & set(annotation_schema(True, True, True).names))
+    taken = sorted(set(names) & set(column_names()))
     if taken:
         raise OptionsError(f"--keep-fields {', '.join(taken)}: the annotations have columns of "
                            f"that name already")

@@ -1,10 +1,9 @@
-"""Checks on the input before a job starts: the id and text fields exist, and how many bytes there are to read."""
+"""Checks on the input before a job starts: the fields each format names exist, no file is refused, and how many bytes there are to read."""
 from __future__ import annotations
 
-import json
 import logging
 import re
-from typing import Any, Callable, Optional, Sequence
+from typing import IO, Any, Callable, Optional, Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -14,10 +13,12 @@ from larvatus.layout import (
     PARQUET_SUFFIX, SUMMARY_NAME, join,
 )
 from larvatus.options import OptionsError
-from larvatus.transforms.read import format_for_path, open_decompressed, special_file_kind
+from larvatus.transforms import formats
+from larvatus.transforms.formats import (  # noqa: F401 (SAMPLE_RECORDS: how far the check reads)
+    SAMPLE_RECORDS, FieldSample, format_for_path, jsonl_field_counts,
+)
+from larvatus.transforms.read import open_decompressed, special_file_kind
 
-SAMPLE_RECORDS = 100        # JSONL records looked at before starting
-SAMPLE_BYTES = 1 << 20      # at most this much of a JSONL file
 MAX_FIELDS_LISTED = 30
 FILES_TRIED = 5             # files of a format tried for a readable sample
 
@@ -83,86 +84,48 @@ def _fields_text(fields) -> str:
     return (shown + more) if names else "(none)"
 
 
-def jsonl_fields(path: str) -> tuple[int, dict[str, int]]:
-    """(objects read, how many of them have each field) over the first records of a JSONL file.
-
-    Reads field names only, never values; lines that are not JSON objects are
-    skipped (they are the data's problem, dead-lettered in the job).
-    """
-    seen: dict[str, int] = {}
-    objects = 0
-    # never more than SAMPLE_BYTES, whatever the file: a line may be endless, and the
-    # job's own decompressor expands only what is read (Beam's expands whole blocks)
+def _opened(path: str, read: Callable[[IO[bytes], str], Any]) -> Any:
+    """read(handle, path) over a file's bytes, decompressed as the job reads them: never more
+    than `read` asks for (Beam's decompressor expands whole blocks)."""
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as raw:
-        data = open_decompressed(raw, path).read(SAMPLE_BYTES)
-    lines = data.split(b"\n")
-    if len(data) >= SAMPLE_BYTES:
-        lines.pop()   # cut at the bound: not a whole line
-    for line in lines:
-        if line.strip():
+        return read(open_decompressed(raw, path), path)
+
+
+def jsonl_fields(path: str) -> tuple[int, dict[str, int]]:
+    """(objects read, how many of them have each field) over the first records of a JSONL file."""
+    return _opened(path, lambda handle, _: jsonl_field_counts(handle))
+
+
+def _paths_by_format(files: Sequence, requested: str) -> dict[str, list[str]]:
+    """The files' paths by the format each is read as, special files (FIFOs, devices) left
+    out: they are never opened."""
+    by_format: dict[str, list[str]] = {}
+    for metadata in files:
+        if special_file_kind(metadata.path) is None:
+            by_format.setdefault(format_for_path(metadata.path, requested), []).append(
+                metadata.path)
+    return by_format
+
+
+def check_refusals(files: Sequence, input_format: str) -> None:
+    """Refuses a file whose format names a mistake at its start (a JSON file holding one
+    array: Larvatus reads JSON Lines, one object a line); a few files of each format are looked at."""
+    by_format = _paths_by_format(files, input_format)
+    for fmt in formats.FORMATS:
+        for path in by_format.get(fmt.name, [])[:FILES_TRIED] if fmt.refuse else ():
             try:
-                record = json.loads(line.decode("utf-8").lstrip("\ufeff"))
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                record = None
-            if isinstance(record, dict):
-                objects += 1
-                for key in record:
-                    seen[key] = seen.get(key, 0) + 1
-        if objects >= SAMPLE_RECORDS:
-            break
-    return objects, seen
-
-
-def parquet_fields(path: str) -> dict[str, str]:
-    """A Parquet file's columns and their types, from its footer."""
-    import pyarrow.parquet as pq
-
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        schema = pq.ParquetFile(handle).schema_arrow
-    return {field.name: str(field.type) for field in schema}
-
-
-def delimited_fields(path: str, fmt: str) -> dict[str, int]:
-    """The header of a CSV or TSV file: its column names (never a value)."""
-    import csv
-    import io
-
-    from larvatus.transforms.read import DELIMITERS
-
-    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
-        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="")
-        header = next(csv.reader(text, delimiter=DELIMITERS[fmt]), [])
-    return {name: 1 for name in header}
-
-
-def json_array_file(path: str) -> bool:
-    """Whether a file read as JSON Lines holds one JSON array (its first line opens one)."""
-    with FileSystems.open(path, compression_type=CompressionTypes.AUTO) as handle:
-        first = handle.readline(SAMPLE_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
-    return first.startswith(b"[")
-
-
-def check_json_arrays(files: Sequence, input_format: str) -> None:
-    """Refuses a JSON file holding one array: Larvatus reads JSON Lines, one object a line."""
-    paths = [m.path for m in files if format_for_path(m.path, input_format) == "jsonl"
-             and special_file_kind(m.path) is None]   # a FIFO or device is never opened
-    for path in paths[:FILES_TRIED]:
-        try:
-            is_array = json_array_file(path)
-        except Exception:   # unreadable: the job dead-letters it
-            continue
-        if is_array:
-            raise OptionsError(
-                f"{path} holds a JSON array, but JSON input is read as JSON Lines: one "
-                f"object a line, such as {{\"id\": \"1\", \"text\": \"...\"}}. Convert it, "
-                f"e.g. with: jq -c '.[]' {path} > records.jsonl")
+                problem = _opened(path, fmt.refuse)
+            except Exception:   # unreadable: the job dead-letters it
+                continue
+            if problem:
+                raise OptionsError(problem)
 
 
 def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[str, Any]:
     """(path, read(path)) for the first of (up to FILES_TRIED) `paths` that reads and has
     fields, or ("", None): an unreadable file is the data's problem (the job dead-letters it
     as unreadable_file), not a reason to refuse the job."""
-    for path in [p for p in paths if special_file_kind(p) is None][:FILES_TRIED]:
+    for path in paths[:FILES_TRIED]:
         try:
             found = read(path)
         except Exception as error:   # corrupt footer, truncated stream, I/O error
@@ -174,21 +137,20 @@ def _first_readable(paths: Sequence[str], read: Callable[[str], Any]) -> tuple[s
     return "", None
 
 
-def _jsonl_sample(path: str) -> Optional[tuple[int, dict[str, int]]]:
-    objects, seen = jsonl_fields(path)
-    return (objects, seen) if objects else None
-
-
 def check_text_ids(files: Sequence, input_format: str, text_ids: str) -> None:
-    """Refuses `--text-ids hash` when no matched file is read as text: it would change nothing."""
+    """Refuses `--text-ids hash` when no matched file is read as a format whose ids are
+    paths (text): it would change nothing."""
     if text_ids == "path":
         return
-    formats = sorted({format_for_path(metadata.path, input_format) for metadata in files})
-    if "text" not in formats:
+    by_path = [fmt for fmt in formats.FORMATS if fmt.ids_from_path]
+    read_as = sorted({format_for_path(metadata.path, input_format) for metadata in files})
+    if not {fmt.name for fmt in by_path} & set(read_as):
+        names = " or ".join(fmt.name for fmt in by_path)
         raise OptionsError(
-            f"--text-ids {text_ids} applies to text input (.txt files or --input-format text); "
-            f"the input is read as {', '.join(formats)}, whose ids come from --id-field and "
-            f"whose source is the file's path relative to the input's base folder")
+            f"--text-ids {text_ids} applies to {names} input "
+            f"({' or '.join(fmt.extensions[0] for fmt in by_path)} files or --input-format "
+            f"{names}); the input is read as {', '.join(read_as)}, whose ids come from "
+            f"--id-field and whose source is the file's path relative to the input's base folder")
 
 
 def _check_kept(keep_fields: Sequence[str], seen: set[str]) -> None:
@@ -200,53 +162,40 @@ def _check_kept(keep_fields: Sequence[str], seen: set[str]) -> None:
             f"fields: {_fields_text(seen)}.")
 
 
+def _check_sample(path: str, sample: FieldSample, wanted: Sequence[tuple[str, str]],
+                  text_field: str) -> None:
+    """Refuses an option naming a field the sample lacks, or a typed text column that holds no text."""
+    for option, name in wanted:
+        if name not in sample.names:
+            raise OptionsError(f"{option} {name!r} {sample.absent}: "
+                               f"{_fields_text(sample.names)}. Pass {option} with one of them.")
+    text_type = sample.types.get(text_field, "string")
+    if not ("string" in text_type or "binary" in text_type):
+        raise OptionsError(
+            f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
+            f"columns: {_fields_text(sample.names)}.")
+
+
 def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
                  text_field: str, keep_fields: Sequence[str] = ()) -> None:
     """Fails with the fields that do exist when --text-field (or an --id-field named) is absent.
 
-    Looks at the schema of the first readable Parquet file and the first records of
-    the first JSONL file holding JSON objects (a few files are tried; when none can be
-    read there is nothing to check and the job dead-letters them). `id_field` None
+    For each format with fields, looks at the first readable file's fields (a few files are
+    tried; when none can be read there is nothing to check and the job dead-letters them):
+    a Parquet schema, a CSV/TSV header, the first records of a JSONL file. `id_field` None
     means the default: `id` when present, else the record's source, so it is not checked.
     A `keep_fields` name must be in one of those samples at least (formats may differ;
     a record lacking one gets null).
     """
-    by_format: dict[str, list[str]] = {}
-    for metadata in files:
-        by_format.setdefault(format_for_path(metadata.path, input_format), []).append(
-            metadata.path)
+    by_format = _paths_by_format(files, input_format)
     wanted = [("--text-field", text_field)] + ([("--id-field", id_field)] if id_field else [])
     seen_anywhere: set[str] = set()
-    path, columns = _first_readable(by_format.get("parquet", []), parquet_fields)
-    seen_anywhere |= set(columns or ())
-    if columns:
-        for option, name in wanted:
-            if name not in columns:
-                raise OptionsError(
-                    f"{option} {name!r} is not a column of {path}; its columns: "
-                    f"{_fields_text(columns)}. Pass {option} with one of them.")
-        text_type = columns[text_field]
-        if not ("string" in text_type or "binary" in text_type):
-            raise OptionsError(
-                f"--text-field {text_field!r} of {path} holds {text_type}, not text; its "
-                f"columns: {_fields_text(columns)}.")
-    for fmt in ("csv", "tsv"):
-        path, columns = _first_readable(by_format.get(fmt, []),
-                                        lambda name, fmt=fmt: delimited_fields(name, fmt))
-        seen_anywhere |= set(columns or ())
-        for option, name in wanted if columns else ():
-            if name not in columns:
-                raise OptionsError(
-                    f"{option} {name!r} is not a column of {path}; its header names: "
-                    f"{_fields_text(columns)}. Pass {option} with one of them.")
-    path, sample = _first_readable(by_format.get("jsonl", []), _jsonl_sample)
-    seen_anywhere |= set(sample[1] if sample else ())
+    for fmt in formats.FORMATS:
+        if fmt.sample is None:
+            continue
+        path, sample = _first_readable(by_format.get(fmt.name, []),
+                                       lambda name, fmt=fmt: _opened(name, fmt.sample))
+        if sample:
+            _check_sample(path, sample, wanted, text_field)
+            seen_anywhere |= sample.names
     _check_kept(keep_fields, seen_anywhere)
-    if sample:
-        objects, seen = sample
-        for option, name in wanted:
-            if name not in seen:
-                raise OptionsError(
-                    f"{option} {name!r} is in none of the first {objects} records of "
-                    f"{path}; their fields: {_fields_text(seen)}. Pass {option} with one "
-                    f"of them.")

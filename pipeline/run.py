@@ -70,7 +70,7 @@ def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) 
         options.id_field if options.id_field != DEFAULT_ID_FIELD else None, options.text_field,
         keep_fields)
     preflight.check_text_ids(files, options.input_format, options.text_ids)
-    preflight.check_json_arrays(files, options.input_format)
+    preflight.check_refusals(files, options.input_format)
     return keep_fields
 
 
@@ -342,6 +342,32 @@ class _HeldInterrupt(_SigintHandler):
         return False
 
 
+def _probe_model(config: JobConfig) -> str:
+    """Loads the model once on the launcher, so that a broken model fails now, not on a
+    worker; returns the device it runs on here ("cpu" or "cuda")."""
+    probe = OnnxTokenClassifierHandler(
+        config.spec, device=config.device,
+        embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
+        else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
+    LOG.info("model: %s (%s), %s labels, running on %s", config.spec.name,
+             "the built-in English model" if config.spec.location == EMBEDDED_DEFAULT
+             else config.spec.location, "/".join(config.spec.scheme.entity_types),
+             "the GPU (CUDA)" if probe.device == "cuda" else "the CPU")
+    return probe.device
+
+
+def _log_failures(summary: dict, known_failures: int) -> None:
+    """Logs the failed checks that need saying now: incomplete metrics or counts that do not
+    add up, and those found after the first `known_failures` (while publishing)."""
+    if not summary["metrics_available"]:
+        LOG.error("%s; the output was written but is not known to be complete",
+                  summary["checks"]["failures"][0])
+    elif not summary["counts_add_up"]:
+        LOG.error("%s", summary["checks"]["failures"][0])
+    for failure in summary["checks"]["failures"][known_failures:]:   # files lost, rows mixed
+        LOG.error("%s", failure)
+
+
 def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
         progress: Optional[ProgressSettings] = None) -> dict:
     """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
@@ -370,17 +396,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         storage.check_output(config.output_dir, options.overwrite)
     except storage.OutputError as error:
         raise OptionsError(str(error)) from error
-    # Load the model once here too: a broken model fails now, not on a worker.
-    probe = OnnxTokenClassifierHandler(
-        config.spec, device=config.device,
-        embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
-        else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
-    LOG.info("model: %s (%s), %s labels, running on %s", config.spec.name,
-             "the built-in English model" if config.spec.location == EMBEDDED_DEFAULT
-             else config.spec.location, "/".join(config.spec.scheme.entity_types),
-             "the GPU (CUDA)" if probe.device == "cuda" else "the CPU")
-    launcher_device = probe.device
-    del probe
+    launcher_device = _probe_model(config)
     pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
                                              launcher_device)
     staging = storage.new_staging_dir(config.output_dir)
@@ -423,13 +439,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     with _HeldInterrupt():
         storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
                         check_published)
-    if not summary["metrics_available"]:
-        LOG.error("%s; the output was written but is not known to be complete",
-                  summary["checks"]["failures"][0])
-    elif not summary["counts_add_up"]:
-        LOG.error("%s", summary["checks"]["failures"][0])
-    for failure in summary["checks"]["failures"][known_failures:]:   # files lost, rows mixed
-        LOG.error("%s", failure)
+    _log_failures(summary, known_failures)
     return summary
 
 

@@ -1,5 +1,8 @@
-"""Explicit pyarrow schemas for the annotation and dead-letter Parquet files, and row builders."""
+"""The annotation and dead-letter Parquet files: one column table gives both the pyarrow schema and the rows."""
 from __future__ import annotations
+
+from dataclasses import dataclass, fields as dataclass_fields
+from typing import Any, Callable, Mapping, Optional, Union
 
 import pyarrow as pa
 
@@ -19,56 +22,169 @@ AUDIT_TYPE = pa.struct(
     + [("spans", pa.list_(AUDIT_FINDING_TYPE))])
 
 
-def entity_type(keep_text: bool, embeddings: bool = False) -> pa.DataType:
-    fields = [
-        ("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
-        ("score", pa.float32()), ("propagated", pa.bool_()), ("redacted", pa.bool_()),
-        pa.field("decision_score", pa.float32(), nullable=True),
-    ]
-    if keep_text:
-        fields.append(("text", pa.string()))
-    if embeddings:
-        fields.append(pa.field("vector", pa.list_(pa.float32()), nullable=True))
-    return pa.struct(fields)
+@dataclass(frozen=True)
+class OutputColumns:
+    """Which optional columns a job's annotations have: `text` and `entities.text`
+    (--keep-text), `redacted_input_ids` (--emit-token-ids), `embedding` and
+    `entities.vector` (--emit-embeddings), and the kept input fields (--keep-fields)."""
+
+    keep_text: bool = False
+    token_ids: bool = False
+    embeddings: bool = False
+    kept: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, keep_text: bool, ml=None, kept: tuple[str, ...] = ()) -> "OutputColumns":
+        """The columns of a job with these options (`ml`: its `MlSettings`, or None)."""
+        return cls(keep_text, token_ids=bool(ml and ml.token_ids),
+                   embeddings=bool(ml and ml.embeddings is not None), kept=tuple(kept))
+
+    def schema(self) -> pa.Schema:
+        return pa.schema([pa.field(c.name, c.arrow_type(self), nullable=c.nullable)
+                          for c in self.columns()])
+
+    def row(self, doc: AnnotatedDocument, model: Mapping[str, str]) -> dict:
+        """An AnnotatedDocument as a row of `schema()`, its keys in the schema's order."""
+        source = RowSource(doc, model, self)
+        return {column.name: column.value(source) for column in self.columns()}
+
+    def columns(self) -> tuple["Column", ...]:
+        """The table's columns present here, then one string column per kept field."""
+        kept = tuple(Column(name, pa.string(), _kept_value(name), nullable=True)
+                     for name in self.kept)
+        return tuple(c for c in ANNOTATION_COLUMNS if c.present(self)) + kept
 
 
-def ml_columns(ml) -> dict:
-    """The optional-column flags of `annotation_schema`/`annotation_row` for an `MlSettings` (or None)."""
-    return {"token_ids": bool(ml and ml.token_ids),
-            "embeddings": bool(ml and ml.embeddings is not None)}
+@dataclass(frozen=True)
+class RowSource:
+    """What a row is made from: the annotated document, the model's name and sha256, the columns."""
+
+    doc: AnnotatedDocument
+    model: Mapping[str, str]
+    columns: OutputColumns
 
 
-def annotation_schema(keep_text: bool, token_ids: bool = False,
-                      embeddings: bool = False, kept: tuple[str, ...] = ()) -> pa.Schema:
-    """One row per annotated document.
+@dataclass(frozen=True)
+class Column:
+    """One column of the annotations, or one field of an entity.
 
-    Offsets in `entities` are Python string indices (Unicode code points) into the
-    original text, end-exclusive; offsets in `replacements` index `redacted_text`.
-    `language` is the document's detected language (ISO 639-1, "und" when too short to
-    tell); `entities.decision_score` is what the redaction threshold compared (null for
-    pattern, rule and term spans). `text` and `entities.text` exist only with --keep-text; `redacted_input_ids` only
-    with --emit-token-ids; `embedding` and `entities.vector` only with --emit-embeddings
-    (null for a document or entity without any WordPiece). `kept` names the input fields
-    carried as string columns (--keep-fields; null where a record lacks one).
+    `type`: its arrow type, or a function of the job's `OutputColumns` when that depends
+    on them (`entities`); `value`: how it is taken from a `RowSource` (for an entity
+    field, from the `RowSource` and the entity's index); `when`: the `OutputColumns`
+    switch that adds it (empty: always there).
     """
-    fields = [
-        pa.field("id", pa.string(), nullable=False),
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("redacted_text", pa.string(), nullable=False),
-        pa.field("language", pa.string(), nullable=False),
-        pa.field("entities", pa.list_(entity_type(keep_text, embeddings)), nullable=False),
-        pa.field("replacements", pa.list_(REPLACEMENT_TYPE), nullable=False),
-        pa.field("audit", AUDIT_TYPE, nullable=False),
-        pa.field("model", MODEL_TYPE, nullable=False),
-    ]
-    if keep_text:
-        fields.insert(3, pa.field("text", pa.string(), nullable=False))
-    if token_ids:
-        fields.append(pa.field("redacted_input_ids", pa.list_(pa.int32()), nullable=False))
-    if embeddings:
-        fields.append(pa.field("embedding", pa.list_(pa.float32()), nullable=True))
-    fields += [pa.field(name, pa.string(), nullable=True) for name in kept]
-    return pa.schema(fields)
+
+    name: str
+    type: Union[pa.DataType, Callable[[OutputColumns], pa.DataType]]
+    value: Callable[..., Any]
+    nullable: bool = False
+    when: str = ""
+
+    def arrow_type(self, columns: OutputColumns) -> pa.DataType:
+        return self.type if isinstance(self.type, pa.DataType) else self.type(columns)
+
+    def present(self, columns: OutputColumns) -> bool:
+        return not self.when or bool(getattr(columns, self.when))
+
+
+SWITCHES = tuple(f.name for f in dataclass_fields(OutputColumns) if f.type in ("bool", bool))
+
+
+def _vector(array) -> Optional[list]:
+    return None if array is None else array.tolist()
+
+
+def _entity_vector(row: RowSource, index: int) -> Optional[list]:
+    vectors = row.doc.ml.entity_vectors if row.doc.ml else None
+    return _vector(vectors[index]) if vectors is not None else None
+
+
+def _entity_text(row: RowSource, index: int) -> str:
+    entity = row.doc.entities[index]
+    return row.doc.document.text[entity.start:entity.end]
+
+
+def _field(name: str, arrow_type: pa.DataType, attribute: str = "", value=None,
+           when: str = "") -> Column:
+    """An entity field, read from the EntitySpan's `attribute` (its name by default) unless
+    `value` says otherwise; struct fields are nullable, as pyarrow makes them."""
+    read = value or (lambda row, index, a=attribute or name: getattr(row.doc.entities[index], a))
+    return Column(name, arrow_type, read, nullable=True, when=when)
+
+
+# The fields of an `entities` item, in their order. Offsets are Python string indices
+# (code points) into the original text, end-exclusive; `decision_score` is what the
+# redaction threshold compared (null for pattern, rule and term spans); `vector` is null
+# for an entity without any WordPiece.
+ENTITY_FIELDS: tuple[Column, ...] = (
+    _field("start", pa.int32()),
+    _field("end", pa.int32()),
+    _field("label", pa.string()),
+    _field("score", pa.float32()),
+    _field("propagated", pa.bool_()),
+    _field("redacted", pa.bool_()),
+    _field("decision_score", pa.float32()),
+    _field("text", pa.string(), value=_entity_text, when="keep_text"),
+    _field("vector", pa.list_(pa.float32()), value=_entity_vector, when="embeddings"),
+)
+
+
+def entity_type(columns: OutputColumns) -> pa.DataType:
+    return pa.struct([pa.field(f.name, f.arrow_type(columns), nullable=f.nullable)
+                      for f in ENTITY_FIELDS if f.present(columns)])
+
+
+def _entities(row: RowSource) -> list[dict]:
+    present = [f for f in ENTITY_FIELDS if f.present(row.columns)]
+    return [{f.name: f.value(row, index) for f in present}
+            for index in range(len(row.doc.entities))]
+
+
+def _replacements(row: RowSource) -> list[dict]:
+    return [{"start": r.start, "end": r.end, "label": r.label, "placeholder": r.placeholder}
+            for r in row.doc.replacements]
+
+
+def _audit(row: RowSource) -> dict:
+    audit = row.doc.audit
+    return {"findings": audit.total, **audit.counts,
+            "spans": [{"start": f.start, "end": f.end, "kind": f.kind} for f in audit.findings]}
+
+
+def _kept_value(name: str) -> Callable[[RowSource], Optional[str]]:
+    return lambda row: dict(row.doc.document.fields).get(name)
+
+
+# One row per annotated document, its columns in this order (kept fields last). Offsets
+# in `replacements` index `redacted_text`; `language` is the document's detected language
+# (ISO 639-1, "und" when too short to tell); `embedding` is null for a document without
+# any WordPiece.
+ANNOTATION_COLUMNS: tuple[Column, ...] = (
+    Column("id", pa.string(), lambda row: row.doc.document.doc_id),
+    Column("source", pa.string(), lambda row: row.doc.document.source),
+    Column("redacted_text", pa.string(), lambda row: row.doc.redacted_text),
+    Column("text", pa.string(), lambda row: row.doc.document.text, when="keep_text"),
+    Column("language", pa.string(), lambda row: row.doc.language),
+    Column("entities", lambda columns: pa.list_(entity_type(columns)), _entities),
+    Column("replacements", pa.list_(REPLACEMENT_TYPE), _replacements),
+    Column("audit", AUDIT_TYPE, _audit),
+    Column("model", MODEL_TYPE, lambda row: row.model),
+    Column("redacted_input_ids", pa.list_(pa.int32()),
+           lambda row: row.doc.ml.redacted_input_ids.tolist(), when="token_ids"),
+    Column("embedding", pa.list_(pa.float32()), lambda row: _vector(row.doc.ml.embedding),
+           nullable=True, when="embeddings"),
+)
+
+
+def column_names() -> tuple[str, ...]:
+    """Every column the annotations can have, whatever the options (kept fields aside)."""
+    return tuple(column.name for column in ANNOTATION_COLUMNS)
+
+
+def annotation_schema(keep_text: bool = False, token_ids: bool = False,
+                      embeddings: bool = False, kept: tuple[str, ...] = ()) -> pa.Schema:
+    """The annotations' schema with these optional columns (`OutputColumns(...).schema()`)."""
+    return OutputColumns(keep_text, token_ids, embeddings, tuple(kept)).schema()
 
 
 DEAD_LETTER_SCHEMA = pa.schema([
@@ -77,49 +193,6 @@ DEAD_LETTER_SCHEMA = pa.schema([
     pa.field("reason", pa.string(), nullable=False),
     pa.field("detail", pa.string(), nullable=False),
 ])
-
-
-def _vector(array) -> list | None:
-    return None if array is None else array.tolist()
-
-
-def annotation_row(doc: AnnotatedDocument, model: dict, keep_text: bool,
-                   token_ids: bool = False, embeddings: bool = False) -> dict:
-    """An AnnotatedDocument as a row of `annotation_schema(keep_text, token_ids, embeddings)`."""
-    text = doc.document.text
-    entities = []
-    vectors = doc.ml.entity_vectors if embeddings and doc.ml else None
-    for index, e in enumerate(doc.entities):
-        entity = {"start": e.start, "end": e.end, "label": e.label, "score": e.score,
-                  "propagated": e.propagated, "redacted": e.redacted,
-                  "decision_score": e.decision_score}
-        if keep_text:
-            entity["text"] = text[e.start:e.end]
-        if embeddings:
-            entity["vector"] = _vector(vectors[index]) if vectors is not None else None
-        entities.append(entity)
-    row = {
-        "id": doc.document.doc_id,
-        "source": doc.document.source,
-        "redacted_text": doc.redacted_text,
-        "language": doc.language,
-        "entities": entities,
-        "replacements": [
-            {"start": r.start, "end": r.end, "label": r.label, "placeholder": r.placeholder}
-            for r in doc.replacements],
-        "audit": {"findings": doc.audit.total, **doc.audit.counts,
-                  "spans": [{"start": f.start, "end": f.end, "kind": f.kind}
-                            for f in doc.audit.findings]},
-        "model": model,
-    }
-    if keep_text:
-        row["text"] = text
-    if token_ids:
-        row["redacted_input_ids"] = doc.ml.redacted_input_ids.tolist()
-    if embeddings:
-        row["embedding"] = _vector(doc.ml.embedding)
-    row.update(doc.document.fields)   # --keep-fields
-    return row
 
 
 def dead_letter_row(letter: DeadLetter) -> dict:

@@ -17,31 +17,12 @@ from larvatus.transforms.records import DeadLetter, DeadLetterReason as Reason, 
 ParseResult = Union[Document, DeadLetter]
 
 DEFAULT_MAX_CHARS = 2_000_000
-INPUT_FORMATS = ("jsonl", "csv", "tsv", "text", "parquet")
-DELIMITERS = {"csv": ",", "tsv": "\t"}
 # Every compression Beam names (apache_beam.io.filesystem.CompressionTypes), by suffix.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".deflate": "deflate", ".zst": "zstd",
                 ".zstd": "zstd", ".xz": "lzma", ".lzma": "lzma"}
 COMPRESSION_SUFFIXES = tuple(COMPRESSIONS)
-_EXTENSIONS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".txt": "text",
-               ".text": "text", ".parquet": "parquet", ".pq": "parquet", ".csv": "csv",
-               ".tsv": "tsv", ".tab": "tsv"}
 BLANK_LINE = None  # what `read_jsonl` yields for a blank line: not a record, only counted
 PARQUET_BATCH_ROWS = 1024
-
-
-def format_for_path(path: str, requested: str = "auto") -> str:
-    """The input format for a file: the one requested, or the one its extension names."""
-    if requested != "auto":
-        return requested
-    name = path.lower()
-    for suffix in COMPRESSION_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    for extension, fmt in _EXTENSIONS.items():
-        if name.endswith(extension):
-            return fmt
-    return "text"
 
 
 def special_file_kind(path: str) -> Optional[str]:
@@ -457,16 +438,17 @@ def parse_csv_row(row: dict[str, Any], source: str, id_field: str, text_field: s
 
 
 def read_delimited(
-    handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
+    handle: IO[bytes], path: str, delimiter: str, id_field: str, text_field: str,
     max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
 ) -> Iterator[ParseResult]:
-    """Parses a CSV or TSV file with a header row (the csv module: quoted fields may hold
-    delimiters, quotes and line breaks); a record's source is `path#row=N` (N from 0)."""
+    """Parses a file of rows split by `delimiter` (CSV, TSV) with a header row (the csv
+    module: quoted fields may hold delimiters, quotes and line breaks); a record's source is
+    `path#row=N` (N from 0)."""
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
     limit = max(csv.field_size_limit(), 4 * (max_chars + 1))
     if csv.field_size_limit() < limit:
         csv.field_size_limit(limit)   # longer texts are dead-lettered as too_large, not an error
-    reader = csv.DictReader(text, delimiter=DELIMITERS[fmt])
+    reader = csv.DictReader(text, delimiter=delimiter)
     number = 0
     while True:
         try:
@@ -516,29 +498,3 @@ def hashed_name(name: str, key: Optional[bytes] = None) -> str:
     if key:
         return "hmac:" + hmac.new(key, data, hashlib.sha256).hexdigest()[:16]
     return "sha256:" + hashlib.sha256(data).hexdigest()[:16]
-
-
-def read_records(
-    handle: IO[bytes], path: str, fmt: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS, source: Optional[str] = None,
-    keep_fields: Sequence[str] = (),
-) -> Iterator[Optional[ParseResult]]:
-    """Documents, dead letters and blank lines of one file in the given format.
-
-    `handle` is the file's raw bytes; a compressed file (by `path`'s suffix) is
-    read through `open_decompressed`. Sources (and fallback ids) start with
-    `source`, by default `path`. Documents carry the record's `keep_fields` (none for text).
-    """
-    handle = open_decompressed(handle, path)
-    source = path if source is None else source
-    if fmt == "jsonl":
-        return read_jsonl(handle, source, id_field, text_field, max_chars, keep_fields)
-    if fmt == "text":
-        return (with_fields(result, {}, keep_fields)
-                for result in read_text(handle, source, max_chars))
-    if fmt == "parquet":
-        return read_parquet(handle, source, id_field, text_field, max_chars, keep_fields)
-    if fmt in DELIMITERS:
-        return read_delimited(handle, source, fmt, id_field, text_field, max_chars,
-                              keep_fields)
-    raise ValueError(f"input format must be one of {INPUT_FORMATS}, got {fmt!r}")

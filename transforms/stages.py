@@ -15,6 +15,7 @@ from apache_beam.metrics import Metrics
 
 from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
+from larvatus.transforms import formats
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import progress as progress_lib
@@ -135,12 +136,53 @@ class Stage(beam.DoFn):
         yield result
 
 
-class ReadRecords(beam.DoFn):
-    """Reads one matched file into Documents; undecodable records go to the dead-letter output."""
+class StreamStage(Stage):
+    """A Stage whose `step` yields any number of results for one element (a file -> its records).
+
+    The template times each result as it comes (`time_us_<stage>`), hands every one to
+    `count_output` (dead letters, and None for something only counted, such as a blank
+    line, included), passes Documents on and dead letters to their output. An exception
+    part-way ends the element with the dead letter `failed` makes of it, told how many
+    results came before (a dead letter's detail names the error's kind, never its message).
+    """
+
+    def failed(self, element, error: Exception, done: int) -> DeadLetter:
+        raise NotImplementedError
+
+    def process(self, element) -> Iterable:
+        timer, done = _Timer(self.stage), 0
+        try:
+            results = iter(self.step(element))
+            while True:
+                with timer:
+                    result = next(results, StopIteration)
+                if result is StopIteration:
+                    return
+                done += result is not None
+                yield from self._route(result)
+        except Exception as error:   # a file that breaks mid-way: record where
+            yield from self._route(self.failed(element, error, done))
+
+    def _route(self, result) -> Iterable:
+        self.count_output(result)
+        if isinstance(result, DeadLetter):
+            yield dead_letter(result)
+        elif result is not None:
+            yield result
+
+
+class ReadRecords(StreamStage):
+    """A matched file -> its Documents, in the format `larvatus.transforms.formats` picks for it;
+    undecodable records go to the dead-letter output."""
+
+    stage, failure = "read", Reason.UNREADABLE_FILE
 
     def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
                  base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
                  text_id_key: Optional[KeySource] = None, keep_fields: tuple[str, ...] = ()):
+        super().__init__()
+        if input_format != "auto":
+            formats.input_format(input_format)   # an unknown format fails here, at start
         self._progress_dir = progress_dir
         self._keep_fields = keep_fields
         self._format = input_format
@@ -157,58 +199,54 @@ class ReadRecords(beam.DoFn):
             self._key = self._text_id_key.load(read_secret_file)
 
     def __getstate__(self):
-        return {**self.__dict__, "_key": None}   # the key never travels with the DoFn
+        return {**super().__getstate__(), "_key": None}   # the key never travels with the DoFn
 
-    def process(self, readable_file) -> Iterable:
+    def _named(self, readable_file) -> tuple[str, formats.InputFormat, str]:
+        """The file's path as rows name it, its format, and its records' source (the path, or
+        its hash for a format whose ids are paths under --text-ids hash)."""
         path = read_lib.source_name(readable_file.metadata.path, self._base)
-        fmt = read_lib.format_for_path(path, self._format)
+        fmt = formats.input_format(formats.format_for_path(path, self._format))
         if self._hash_text_ids and self._text_id_key is not None and self._key is None:
             self.setup()
-        source = read_lib.hashed_name(path, self._key) \
-            if fmt == "text" and self._hash_text_ids else path
-        timer = _Timer("read")
-        emitted = 0
+        hashed = fmt.ids_from_path and self._hash_text_ids
+        return path, fmt, read_lib.hashed_name(path, self._key) if hashed else path
+
+    def step(self, readable_file) -> Iterable:
+        path, fmt, source = self._named(readable_file)
         count("records_in", 0)   # present even for an empty file: zero is a checked count
         count("files_read")
         special = read_lib.special_file_kind(readable_file.metadata.path)
         if special is not None:
-            count("records_in")
-            yield dead_letter(DeadLetter(
-                source, Reason.UNREADABLE_FILE,
-                f"{special}, not a regular file: Larvatus reads only regular files"))
+            yield DeadLetter(source, Reason.UNREADABLE_FILE,
+                             f"{special}, not a regular file: Larvatus reads only regular files")
             return
         read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
         try:
             # Raw bytes: read_records decompresses itself, with bounded memory and
             # an error for a truncated stream (Beam's CompressedFile has neither).
             with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as opened:
-                handle = read_bytes.wrap(opened)
-                records = read_lib.read_records(
-                    handle, path, fmt, self._id_field, self._text_field, self._max_chars,
-                    source=source, keep_fields=self._keep_fields)
-                while True:
-                    with timer:
-                        result = next(records, StopIteration)
-                    if result is StopIteration:
-                        break
-                    if result is read_lib.BLANK_LINE:
-                        count("blank_lines_skipped")
-                        continue
-                    emitted += 1
-                    read_bytes.report()
-                    count("records_in")
-                    if isinstance(result, DeadLetter):
-                        yield dead_letter(result)
-                        continue
-                    if not result.text.strip():
-                        count(EMPTY_DOCUMENTS)
+                for result in formats.read_records(
+                        read_bytes.wrap(opened), path, fmt.name, self._id_field,
+                        self._text_field, self._max_chars, source=source,
+                        keep_fields=self._keep_fields):
+                    if result is not read_lib.BLANK_LINE:
+                        read_bytes.report()
                     yield result
-        except Exception as error:  # a file that breaks mid-way: record where
-            count("records_in")
-            yield dead_letter(DeadLetter(
-                f"{source}:after-record-{emitted}", Reason.UNREADABLE_FILE,
-                f"{read_lib.describe_read_error(error)} after {emitted} records"))
-        read_bytes.finish_file()
+        finally:
+            read_bytes.finish_file()
+
+    def count_output(self, result) -> None:
+        if result is read_lib.BLANK_LINE:
+            count("blank_lines_skipped")
+            return
+        count("records_in")
+        if isinstance(result, Document) and not result.text.strip():
+            count(EMPTY_DOCUMENTS)
+
+    def failed(self, readable_file, error: Exception, done: int) -> DeadLetter:
+        source = self._named(readable_file)[2]
+        return DeadLetter(f"{source}:after-record-{done}", Reason.UNREADABLE_FILE,
+                          f"{read_lib.describe_read_error(error)} after {done} records")
 
     def finish_bundle(self):
         flush_progress(self._progress_dir)

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from larvatus.transforms import formats
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import stages
 from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, DeadLetterReason, Document
@@ -154,13 +155,40 @@ def test_read_parquet_yields_rows_with_row_sources():
 
 
 def test_format_for_path_sees_through_compression():
-    assert read_lib.format_for_path("a/b.JSONL.gz") == "jsonl"
-    assert read_lib.format_for_path("a/b.txt.bz2") == "text"
-    assert read_lib.format_for_path("a/b.parquet", "text") == "text"
-    assert read_lib.format_for_path("a/b.md") == "text"
+    assert formats.format_for_path("a/b.JSONL.gz") == "jsonl"
+    assert formats.format_for_path("a/b.txt.bz2") == "text"
+    assert formats.format_for_path("a/b.parquet", "text") == "text"
+    assert formats.format_for_path("a/b.md") == "text"
 
 
 def test_the_job_does_not_import_pytorch_even_when_it_is_installed():
     code = ("import sys, larvatus.run, larvatus.graph, apache_beam.ml.inference.base; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+MAX_FUNCTION_LINES, MAX_MODULE_LINES = 80, 600
+PRODUCT_MODULES = sorted(path for package in ("transforms", "models", "pipeline")
+                         for path in (ROOT / package).rglob("*.py"))
+
+
+def _long_functions(source: str, limit: int) -> list[str]:
+    """The functions and methods of a module longer than `limit` lines (decorators and docstring included)."""
+    return [f"{node.name} (line {node.lineno}, {node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - min([node.lineno] + [d.lineno for d in node.decorator_list])
+            + 1 > limit]
+
+
+@pytest.mark.parametrize("path", PRODUCT_MODULES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_product_function_is_over_80_lines_and_no_module_over_600(path):
+    source = path.read_text(encoding="utf-8")
+    assert len(source.splitlines()) <= MAX_MODULE_LINES
+    assert _long_functions(source, MAX_FUNCTION_LINES) == []
+
+
+def test_the_size_check_finds_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(80))
+    assert _long_functions(f"def long():\n{body}\ndef short():\n    pass\n", 80) == [
+        "long (line 1, 81 lines)"]

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from larvatus.options import OptionsError, resolve_keep_fields
-from larvatus.transforms.read import read_records
+from larvatus.transforms.formats import read_records
 from tests.paths import ROOT
 
 

@@ -9,7 +9,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from larvatus.transforms.read import format_for_path, read_records
+from larvatus.transforms.formats import format_for_path, read_records
 from larvatus.transforms.records import DeadLetter, Document
 from tests.paths import ROOT
 
