@@ -80,6 +80,25 @@ def test_an_institution_does_not_join_across_a_line_or_an_unredacted_span():
     assert len(out) == 4
 
 
+def test_a_firm_ending_or_place_name_tagged_on_its_own_is_taken_in():
+    text = "Finance Manager, Freeman and Sons, Havelberg; lives in Frankfurt am Main."
+    spans = [_span(text, "Freeman", "PER"), _span(text, "Sons", "ORG"),
+             _span(text, "Havelberg", "PER"), _span(text, "Frankfurt", "LOC"),
+             _span(text, "Main", "LOC")]
+    out = apply_name_rules(text, spans, ALL)
+    assert _surfaces(text, out) == [("Freeman and Sons", "ORG"), ("Havelberg", "PER"),
+                                    ("Frankfurt am Main", "LOC")]
+
+
+def test_a_name_after_a_joiner_that_is_no_firm_ending_stays_apart():
+    text = "Smith and Jones, Meyer and Sons"
+    spans = [_span(text, "Smith", "PER"), _span(text, "Jones", "PER"),
+             _span(text, "Meyer", "PER"), EntitySpan(text.index("Sons"), len(text), "MISC", 0.9)]
+    out = apply_name_rules(text, spans, ALL)
+    assert _surfaces(text, out) == [("Smith", "PER"), ("Jones", "PER"), ("Meyer", "PER"),
+                                    ("Sons", "MISC")]
+
+
 def test_place_particles_join_the_second_name_but_not_a_date():
     text = "Frankfurt am Main, NEWCASTLE UPON TYNE, Berlin am Montag, Halle an der Saale, Bonn im mai"
     spans = [_span(text, w, "LOC") for w in ("Frankfurt", "NEWCASTLE", "Berlin", "Halle", "Bonn")]

@@ -94,6 +94,30 @@ def test_a_word_the_model_tagged_outside_never_widens_its_entity():
     ("Due on 1 March.", "March", "PER", STRONG),
     ("Paid 120 EUR", "EUR", "ORG", STRONG),
     ("CIRCUMSTANCES OF THE CASE", "THE", "ORG", WEAK),
+    # Form labels, qualifications, units, clinical tests, log furniture, software, citations.
+    ("Postal address: 203 Station Road", "Postal", "ORG", STRONG),
+    ("Start date: 2017-06-11", "Start", "PER", STRONG),
+    ("SSN: 486-93-0039", "SSN", "ORG", STRONG),
+    ("The Claimant's National Insurance number, NW 12 92 94 D, appears.",
+     "National Insurance", "ORG", STRONG),
+    ("the Plaintiff's Social Security number, 836-41-5340.", "Security", "ORG", WEAK),
+    ("Civil Action No. 3:22-cv-93989", "Civil Action", "ORG", STRONG),
+    ("in violation of 15 U.S.C. § 1681.", "U.S.C.", "LOC", STRONG),
+    ("Signed: James Hodge, FRCS", "FRCS", "ORG", STRONG),
+    ("EDUCATION\nBSc Economics, Boston", "BSc Economics", "ORG", STRONG),
+    ("PROFILE\nChartered accountant with 4 years", "Chartered", "ORG", WEAK),
+    ("Audit Associate, Perck Groep", "Audit Associate", "ORG", WEAK),
+    ("temperature 37.6 C. Bloods sent", "C.", "MISC", WEAK),
+    ("temperature 37.7 C. ECG showed sinus rhythm", "C. ECG", "MISC", STRONG),
+    ("Bloods sent for FBC, U&E and CRP.", "U&E and CRP", "ORG", STRONG),
+    ("exertion. BP 139/98, HR 70", "BP", "PER", WEAK),
+    ("07:29:05,799 INFO  auth: login succeeded", "INFO", "ORG", STRONG),
+    ('"POST /account/cards HTTP/1.1" 200', "POST", "ORG", WEAK),
+    ('"Mozilla/5.0 (X11; Linux x86_64)"', "Linux", "MISC", STRONG),
+    ('"Mozilla/5.0 (X11; Linux x86_64)"', "Mozilla/5.0", "MISC", STRONG),
+    ("logged out after 51 min, req=bb547db5f2ea", "bb547db5f2ea", "ORG", STRONG),
+    ("a violation of Article 10 of the Convention", "Article 10", "MISC", WEAK),
+    ("Grade: D1    Hours: 40", "D1", "MISC", WEAK),
 ])
 def test_ordinary_words_are_never_redacted(text, surface, label, score):
     assert redacted(text, span_of(text, surface, label, score)) == text
@@ -106,6 +130,11 @@ def test_ordinary_words_are_never_redacted(text, surface, label, score):
     ("She lives in Nice.", "Nice", "LOC"),
     ("She visited Great Britain.", "Great Britain", "LOC"),
     ("The Justice Department said so.", "Justice Department", "ORG"),
+    ("The BA flight left.", "BA", "ORG"),
+    ("Maria Lopez: 5 minutes late", "Maria Lopez", "PER"),
+    ("He wrote to Smith about the order.", "Smith", "PER"),
+    ("Flight 714 to Sydney", "Sydney", "LOC"),
+    ("Route 66 Diner", "Route 66 Diner", "ORG"),
 ])
 def test_names_spelt_like_ordinary_words_stay_redacted(text, surface, label):
     assert surface not in redacted(text, span_of(text, surface, label))
@@ -148,6 +177,23 @@ def test_a_particle_between_two_model_spans_joins_them(text, first, second, expe
     assert redacted(text, *spans) == expected
 
 
+def test_an_elided_particle_tagged_alone_joins_the_name_after_it():
+    text = "Line manager: Julie d' Heripon\nPay rise agreed with d' Heripon."
+    second = text.rindex("d' Heripon")
+    spans = [span_of(text, "Julie", "PER"), EntitySpan(20, 21, "PER", WEAK, decision_score=0.15),
+             EntitySpan(23, 30, "LOC", 0.72, decision_score=0.98),
+             EntitySpan(second, second + 2, "ORG", WEAK, decision_score=0.2),
+             EntitySpan(second + 3, second + 10, "ORG", 0.62, decision_score=0.98)]
+    out = redacted(text, *spans)
+    assert out == "Line manager: [LOC]\nPay rise agreed with [ORG]."
+
+
+def test_a_leading_elided_particle_stays_in_its_name():
+    text = "Pay rise agreed with d' Heripon."
+    assert redacted(text, span_of(text, "d' Heripon", "PER", WEAK)) == \
+        "Pay rise agreed with [PER]."
+
+
 def test_a_joiner_between_two_names_keeps_them_apart():
     text = "Smith and Jones met."
     spans = [span_of(text, "Smith", "PER"), span_of(text, "Jones", "PER")]
@@ -185,6 +231,13 @@ def test_only_spans_redacted_on_their_own_evidence_spread():
     assert propagate_mentions(segmented, [weak], NAMES) == ()
     [mention] = propagate_mentions(segmented, [strong], NAMES)
     assert text[mention.start:mention.end] == "Smith" and mention.start == 20
+
+
+def test_a_span_redacted_for_a_sliver_of_a_redacted_type_does_not_spread():
+    text = "his German counterpart met the German minister"
+    # The model is sure of MISC (0.98); the recall-first threshold redacted it for 5% on LOC.
+    lent = EntitySpan(4, 10, "MISC", 0.98, redacted=True, decision_score=0.05)
+    assert propagate_mentions(segment(Document("d", text, "s")), [lent], NAMES) == ()
 
 
 @pytest.mark.parametrize("surface, expected", [
