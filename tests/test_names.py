@@ -35,6 +35,13 @@ def test_firm_endings_follow_a_model_span_but_do_not_make_a_firm_alone():
     assert _surfaces(text, out) == [("Smith and Sons", "ORG")]
 
 
+def test_a_firm_ending_in_lowercase_follows_only_a_name_in_lowercase():
+    text = "the SPC group met; pay smith and sons today"
+    spans = [_span(text, "SPC", "ORG"), _span(text, "smith", "PER")]
+    out = extend_legal_forms(text, spans, ALL)
+    assert _surfaces(text, out) == [("SPC", "ORG"), ("smith and sons", "ORG")]
+
+
 def test_capitalised_words_before_a_legal_form_become_an_org_span():
     text = "EMPLOYEE RECORD\nLÖWER PRUSCHKE E.G.\n\nPaid by Nordic Freight A/S\nVesterbrogade 4"
     out = extend_legal_forms(text, [], ALL)

@@ -36,6 +36,7 @@ def redacted(text: str, *spans: EntitySpan, language: str = "en", policy=POLICY)
     ("We met at 12 Nguyen Hue, District 1.", "Nguyen Hue,", "LOC",
      "We met at 12 [LOC], District 1."),
     ("Inspector Morse arrived.", "Inspector Morse", "PER", "Inspector [PER] arrived."),
+    ("Prince Eugene led the army.", "Prince Eugene", "PER", "Prince [PER] led the army."),
     ("She thanked Smith.", "Smith.", "PER", "She thanked [PER]."),
     # A combining mark belongs to the name it sits on: it goes with it.
     ("\u0301Jane left.", "\u0301Jane", "PER", "[PER] left."),
@@ -131,6 +132,7 @@ def test_ordinary_words_are_never_redacted(text, surface, label, score):
     ("She visited Great Britain.", "Great Britain", "LOC"),
     ("The Justice Department said so.", "Justice Department", "ORG"),
     ("The BA flight left.", "BA", "ORG"),
+    ('"We won," said King.', "King", "PER"),
     ("Maria Lopez: 5 minutes late", "Maria Lopez", "PER"),
     ("He wrote to Smith about the order.", "Smith", "PER"),
     ("Flight 714 to Sydney", "Sydney", "LOC"),
@@ -192,6 +194,18 @@ def test_a_leading_elided_particle_stays_in_its_name():
     text = "Pay rise agreed with d' Heripon."
     assert redacted(text, span_of(text, "d' Heripon", "PER", WEAK)) == \
         "Pay rise agreed with [PER]."
+
+
+@pytest.mark.parametrize("text, surface, expected", [
+    ("Prices eased.\nTin was unchanged at 36,000.", "Tin", "Prices eased.\nTin was unchanged at 36,000."),
+    ("EXPERIENCE\n- Led a team of 6.", "Led", "EXPERIENCE\n- Led a team of 6."),
+    # A name opening a sentence with no lowercase word after it, or mid-sentence, stays.
+    ("The team is as follows:\nGiven, Breen, Staunton.", "Given",
+     "The team is as follows:\n[ORG], Breen, Staunton."),
+    ("It rose. The Fed was calm.", "Fed", "It rose. The [ORG] was calm."),
+])
+def test_a_weak_capitalised_sentence_opener_is_a_word(text, surface, expected):
+    assert redacted(text, span_of(text, surface, "ORG", WEAK)) == expected
 
 
 def test_a_joiner_between_two_names_keeps_them_apart():
@@ -258,9 +272,21 @@ def test_looks_like_name(surface, expected):
     # A lowercase word stays apart.
     ("Brian from", [(0, 5), (6, 10)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
      ["Brian", "from"]),
-    # Joiners and particles inside a name, a street word before one.
+    # A joiner does not bridge two names ("Shell and Caltex"; the firm rules join "Clark and
+    # Sons" later, at its ending); particles inside a name, a street word before one do.
+    ("Shell and Caltex", [(0, 5), (6, 9), (10, 16)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.97, 0.01]], ["Shell", "and", "Caltex"]),
     ("Clark and Sons", [(0, 5), (6, 9), (10, 14)],
-     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.6, 0.02, 0.38]], ["Clark and Sons"]),
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.6, 0.02, 0.38]], ["Clark", "and Sons"]),
+    # "of" bridges two parts of one entity, not an entity and the place it is from.
+    ("Bank of England", [(0, 4), (5, 7), (8, 15)],
+     [[0.02, 0.97, 0.01, 0.0], [0.9, 0.02, 0.08, 0.0], [0.02, 0.01, 0.97, 0.0]],
+     ["Bank of England"]),
+    ("Karlsruhe of Germany", [(0, 9), (10, 12), (13, 20)],
+     [[0.02, 0.0, 0.0, 0.98], [0.9, 0.02, 0.08, 0.0], [0.02, 0.97, 0.01, 0.0]],
+     ["Karlsruhe", "of", "Germany"]),
+    ("Procter & Gamble", [(0, 7), (8, 9), (10, 16)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Procter & Gamble"]),
     ("Frankfurt am Main", [(0, 9), (10, 12), (13, 17)],
      [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Frankfurt am Main"]),
     ("rue Augustin", [(0, 3), (4, 12)], [[0.9, 0.08, 0.02], [0.02, 0.97, 0.01]],
@@ -275,8 +301,8 @@ def test_looks_like_name(surface, expected):
 ])
 def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
     spans = realign(encoded_document(text, words), [np.array(rows, dtype=np.float32)],
-                    read_scheme(["O", "B-LOC", "I-LOC"]),
-                    decision=RedactionDecision(frozenset({"LOC"}), 0.04))
+                    read_scheme(["O", "B-LOC", "I-LOC", "B-ORG"][:len(rows[0])]),
+                    decision=RedactionDecision(frozenset({"LOC", "ORG"}), 0.04))
     assert [text[s.start:s.end] for s in spans] == expected
 
 

@@ -27,13 +27,18 @@ _LEGAL_ANY_CASE = (
 _LEGAL_EXACT = (r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP|"
                 r"[eE]\.[ ]?G\.|[eE]\.[ ]?V\.")
 # Firm endings that are not legal forms: taken after a model span, never alone.
-_ENDINGS = (r"sons|söhne|sohne|zonen|fils|hijos|figli|partners|partner|associates|"
-            r"asociados|holdings?|group|gruppe|stiftung")
+# Written with a capital ("the SPC group" is a group of SPC's, "SPC Group" a firm).
+_ENDING_WORDS = ("sons söhne sohne zonen fils hijos figli partners partner associates asociados "
+                 "holdings holding group gruppe stiftung").split()
+_ENDINGS = "|".join(f"{w.capitalize()}|{w.upper()}" for w in _ENDING_WORDS)
 _LEGAL = rf"(?:(?i:{_LEGAL_ANY_CASE})(?!\w)|(?:{_LEGAL_EXACT})(?![\w/]))"
-_FORM = rf"(?:{_LEGAL}|(?i:{_ENDINGS})(?!\w))"
+_FORM = rf"(?:{_LEGAL}|(?:{_ENDINGS})(?!\w))"
 _JOINER = r"(?:&|(?i:and|und|en|et|y|e)(?!\w))"
 # One or more forms after a name: "GmbH & Co. KG", "and Sons", ", Inc.", "S.A.".
 _FORMS_AFTER_RE = re.compile(rf"(?:,?{_H}+(?:{_JOINER}{_H}+)?{_FORM})+")
+# After a name written in lowercase (a chat's "smith and sons"), endings in any case.
+_FORMS_AFTER_LOWER_RE = re.compile(
+    rf"(?:,?{_H}+(?:{_JOINER}{_H}+)?(?:{_LEGAL}|(?i:{_ENDINGS})(?!\w)))+")
 # A firm that the model did not see: one to four capitalised words and a legal form
 # ("LÖWER PRUSCHKE E.G.", "Nordic Freight A/S").
 _CAP_WORD = r"[^\W\d_][\w'’-]*"
@@ -96,7 +101,8 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
     i = 0
     while i < len(out):
         span = out[i]
-        m = _FORMS_AFTER_RE.match(text, span.end) if _redacted_model_span(span, labels) else None
+        after = _FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() else _FORMS_AFTER_RE
+        m = after.match(text, span.end) if _redacted_model_span(span, labels) else None
         parts = _absorbed(span.end, m.end(), out, span, labels) if m else None
         if parts is not None:
             out = _extend(out, i, m.end(), parts, label="ORG", redacted=True)   # parts follow i

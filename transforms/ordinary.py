@@ -40,6 +40,10 @@ _ROLES = (
     "accountant associate specialist controller executive paralegal registrar consultant "
     "analyst assistant secretary clerk senior junior chartered honour honor "
     "herr frau dott sig sra sr mme mlle dhr mevr")
+# Titles before a name, left out of a PER span's start ("Prince [PER]") but names of their own
+# when they stand alone ("said King").
+_TITLES = frozenset(
+    "prince princess king queen duke duchess earl baron baroness emperor empress sheikh".split())
 # Degrees: a span that opens with one is a qualification and its subject ("BSc Economics").
 _DEGREES = frozenset("bsc msc mba phd dphil mphil llb llm beng meng bcom mcom".split())
 # Letters after a name ("James Hodge, FRCS"): roles too.
@@ -180,7 +184,7 @@ def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label:
         return True
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
-    return leading and (bare in greetings or label == "PER" and bare in roles)
+    return leading and (bare in greetings or label == "PER" and (bare in roles or bare in _TITLES))
 
 
 def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan,
@@ -222,7 +226,8 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     if first < last and _is_unit(text, matches[0]):
         first += 1   # "37.6 C." (then "Chest X-ray")
     elided = first == 0 and _elided_name(text, span.start, span.end)
-    while first < last and not elided and trimmable(first, True):
+    while first < last and not elided and trimmable(first, True) \
+            and not (first + 1 == last and _bare(matches[first].group()) in _TITLES):
         first += 1
     while last > first and (trimmable(last - 1, False) or last - first > 1
                             and _labels_a_field(text, matches[last - 1], language)):
@@ -305,7 +310,7 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     cased = is_cased(text)
     products = [m.span() for m in _PRODUCT_RE.finditer(text)]
     return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
-                 and not (cased and _weak_lowercase(text, s))
+                 and not (cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
                  and not _field_label(text, s) and not _in_product(s, products))
 
 
@@ -361,6 +366,25 @@ _PRODUCT_RE = re.compile(r"(?<![\w/])[A-Za-z][\w.-]*/\d[\w.]*(?:[ \t]+\([^()\n]{
 def _in_product(span: EntitySpan, products: Sequence[tuple[int, int]]) -> bool:
     return span.label in MODEL_TYPES and any(a <= span.start and span.end <= b
                                              for a, b in products)
+
+
+_OPENER_BEFORE_RE = re.compile(r"(?:^|\n|[.!?][ \t]+)[ \t]*(?:[-•*][ \t]+)?\Z")
+_NEXT_LETTER_RE = re.compile(r"[ \t]+([^\W\d_])")
+
+
+def _next_is_lowercase(text: str, end: int) -> bool:
+    m = _NEXT_LETTER_RE.match(text, end)
+    return m is not None and m.group(1).islower()
+
+
+def _weak_opener(text: str, span: EntitySpan) -> bool:
+    """A weak model span of one capitalised word opening a sentence, a lowercase word after it
+    ("Tin was unchanged", "Net profit rose", "- Led a team"): capitalised by its place, and a
+    name to the model by under half its probability; in cased text, a word."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.istitle() \
+        and surface.isalpha() and _next_is_lowercase(text, span.end) \
+        and _OPENER_BEFORE_RE.search(text, max(0, span.start - 40), span.start) is not None
 
 
 def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
