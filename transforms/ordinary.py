@@ -225,8 +225,7 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
 
     if first < last and _is_unit(text, matches[0]):
         first += 1   # "37.6 C." (then "Chest X-ray")
-    elided = first == 0 and _elided_name(text, span.start, span.end)
-    while first < last and not elided and trimmable(first, True) \
+    while first < last and trimmable(first, True) \
             and not (first + 1 == last and _bare(matches[first].group()) in _TITLES):
         first += 1
     while last > first and (trimmable(last - 1, False) or last - first > 1
