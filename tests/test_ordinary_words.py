@@ -106,6 +106,7 @@ def test_a_word_the_model_tagged_outside_never_widens_its_entity():
     ("in violation of 15 U.S.C. § 1681.", "U.S.C.", "LOC", STRONG),
     ("Signed: James Hodge, FRCS", "FRCS", "ORG", STRONG),
     ("EDUCATION\nBSc Economics, Boston", "BSc Economics", "ORG", STRONG),
+    ("EDUCATION\nMSc Computer Science (2004)", "MSc Computer Science", "ORG", STRONG),
     ("PROFILE\nChartered accountant with 4 years", "Chartered", "ORG", WEAK),
     ("Audit Associate, Perck Groep", "Audit Associate", "ORG", WEAK),
     ("temperature 37.6 C. Bloods sent", "C.", "PER", WEAK),
@@ -172,9 +173,11 @@ def test_weak_lowercase_spans_go_in_cased_text_and_stay_in_lowercase_chat():
 @pytest.mark.parametrize("text, first, second, expected", [
     ("She lives in Frankfurt am Main now.", "Frankfurt", "Main", "She lives in [LOC] now."),
     ("Line manager: Julie d' Heripon", "Julie", "Heripon", "Line manager: [PER]"),
+    ("P.O. Box 3737, Newcastle upon Tyne M20", "Newcastle upon", "Tyne",
+     "P.O. Box 3737, [LOC] M20"),
 ])
 def test_a_particle_between_two_model_spans_joins_them(text, first, second, expected):
-    spans = [span_of(text, first, "LOC" if first == "Frankfurt" else "PER"),
+    spans = [span_of(text, first, "PER" if first == "Julie" else "LOC"),
              span_of(text, second, "LOC", WEAK, redacted=True)]
     assert redacted(text, *spans) == expected
 
@@ -188,6 +191,12 @@ def test_an_elided_particle_tagged_alone_joins_the_name_after_it():
              EntitySpan(second + 3, second + 10, "ORG", 0.62, decision_score=0.98)]
     out = redacted(text, *spans)
     assert out == "Line manager: [LOC]\nPay rise agreed with [ORG]."
+
+
+def test_a_degree_leaves_the_university_after_it():
+    text = "EDUCATION\nBSc Economics, University of North Dorothy, 2007"
+    span = span_of(text, "BSc Economics, University of North Dorothy", "ORG")
+    assert redacted(text, span) == "EDUCATION\nBSc Economics, [ORG], 2007"
 
 
 @pytest.mark.parametrize("text, surface, expected", [

@@ -219,7 +219,8 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
     first, last = 0, len(matches)
     if first < last and _bare(matches[0].group()) in _DEGREES:
-        return None   # "BSc Economics": a qualification
+        # "BSc Economics": a qualification, up to a comma ("BSc Economics, University of Leeds")
+        first = next((i + 1 for i in range(last) if matches[i].group() == ","), last)
     def trimmable(index: int, leading: bool) -> bool:
         return _edge_trimmable(matches[index].group(), weak, leading, language, span.label)
 
@@ -410,7 +411,9 @@ def _particle_joins(text: str, last: EntitySpan, span: EntitySpan) -> bool:
         return False
     gap = text[last.end:span.start]
     first = _TOKEN_RE.match(text, span.start, span.end)
+    ending = text[last.start:last.end].rsplit(None, 1)[-1]
     return not gap.strip(" \t") and (first is not None and first.group() in NAME_PARTICLES
+                                      or ending in NAME_PARTICLES
                                       or _elided_name(text, span.start, span.end)) \
         or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start) is not None \
         or _LONE_ELISION_RE.fullmatch(text, last.start, last.end) is not None \
