@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Optional, Sequence
 
 from larvatus.transforms.audit import common_words
 from larvatus.transforms.recognizers import finditer_on_lines
@@ -27,13 +27,18 @@ _LEGAL_ANY_CASE = (
 _LEGAL_EXACT = (r"AG|KG|SE|UG|BV|NV|CV|SA|SL|AB|Oy|OY|eG|EG|eV|EV|LP|"
                 r"[eE]\.[ ]?G\.|[eE]\.[ ]?V\.")
 # Firm endings that are not legal forms: taken after a model span, never alone.
-_ENDINGS = (r"sons|söhne|sohne|zonen|fils|hijos|figli|partners|partner|associates|"
-            r"asociados|holdings?|group|gruppe|stiftung")
+# Written with a capital ("the SPC group" is a group of SPC's, "SPC Group" a firm).
+_ENDING_WORDS = ("sons söhne sohne zonen fils hijos figli partners partner associates asociados "
+                 "holdings holding group gruppe stiftung").split()
+_ENDINGS = "|".join(f"{w.capitalize()}|{w.upper()}" for w in _ENDING_WORDS)
 _LEGAL = rf"(?:(?i:{_LEGAL_ANY_CASE})(?!\w)|(?:{_LEGAL_EXACT})(?![\w/]))"
-_FORM = rf"(?:{_LEGAL}|(?i:{_ENDINGS})(?!\w))"
+_FORM = rf"(?:{_LEGAL}|(?:{_ENDINGS})(?!\w))"
 _JOINER = r"(?:&|(?i:and|und|en|et|y|e)(?!\w))"
 # One or more forms after a name: "GmbH & Co. KG", "and Sons", ", Inc.", "S.A.".
 _FORMS_AFTER_RE = re.compile(rf"(?:,?{_H}+(?:{_JOINER}{_H}+)?{_FORM})+")
+# After a name written in lowercase (a chat's "smith and sons"), endings in any case.
+_FORMS_AFTER_LOWER_RE = re.compile(
+    rf"(?:,?{_H}+(?:{_JOINER}{_H}+)?(?:{_LEGAL}|(?i:{_ENDINGS})(?!\w)))+")
 # A firm that the model did not see: one to four capitalised words and a legal form
 # ("LÖWER PRUSCHKE E.G.", "Nordic Freight A/S").
 _CAP_WORD = r"[^\W\d_][\w'’-]*"
@@ -66,6 +71,25 @@ def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -
     return not any(s is not skip and s.start < end and start < s.end for s in spans)
 
 
+def _absorbed(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan,
+              labels: frozenset[str]) -> Optional[list[EntitySpan]]:
+    """The spans on [start, end) besides `skip` when each is a redacted model span lying
+    wholly inside it ("Sons" in "Freeman" + " and Sons", "Main" in "Frankfurt" + " am Main"),
+    to be taken into the extended span; None when another span stands in the way."""
+    parts = [s for s in spans if s is not skip and s.start < end and start < s.end]
+    if all(_redacted_model_span(s, labels) and start <= s.start and s.end <= end for s in parts):
+        return parts
+    return None
+
+
+def _extend(spans: list[EntitySpan], i: int, end: int, parts: Sequence[EntitySpan],
+            **changes) -> list[EntitySpan]:
+    """`spans` with span i extended to `end` (and `changes`) and the absorbed `parts` gone."""
+    extended = replace(spans[i], end=end, **changes)
+    return [extended if k == i else s for k, s in enumerate(spans)
+            if not any(s is p for p in parts)]
+
+
 def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
                        labels: frozenset[str]) -> tuple[EntitySpan, ...]:
     """A redacted model span followed by a legal form ("Ruiz" + " Inc", "van Bergen" + " BV",
@@ -73,13 +97,16 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
     words followed by a legal form with no span on them become a redacted ORG span.
     Nothing crosses a line break; words already in another span are left to it.
     """
-    out = list(spans)
-    for i, span in enumerate(out):
-        if not _redacted_model_span(span, labels):
-            continue
-        m = _FORMS_AFTER_RE.match(text, span.end)
-        if m and _free(span.end, m.end(), out, span):
-            out[i] = replace(span, end=m.end(), label="ORG", redacted=True)
+    out = sorted(spans, key=lambda s: s.start)
+    i = 0
+    while i < len(out):
+        span = out[i]
+        after = _FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() else _FORMS_AFTER_RE
+        m = after.match(text, span.end) if _redacted_model_span(span, labels) else None
+        parts = _absorbed(span.end, m.end(), out, span, labels) if m else None
+        if parts is not None:
+            out = _extend(out, i, m.end(), parts, label="ORG", redacted=True)   # parts follow i
+        i += 1
     common = common_words()
     for m in finditer_on_lines(_FIRM_RE, _FORM_HINT_RE, text):
         # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
@@ -140,7 +167,10 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
     """
     out = list(spans)
     common = common_words()
-    for i, span in enumerate(out):
+    i = -1
+    while i + 1 < len(out):
+        i += 1
+        span = out[i]
         if span.label != "LOC" or not _redacted_model_span(span, labels):
             continue
         # The particle may already be in the span ("Frankfurt am" tagged LOC).
@@ -151,8 +181,9 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
         if not m or not m.group("word")[0].isupper() or m.group("word").lower() in common \
                 or m.group("word").lower() in _GERMAN_DATES:
             continue
-        if _free(span.end, m.end(), out, span):
-            out[i] = replace(span, end=m.end())
+        parts = _absorbed(span.end, m.end(), out, span, labels)
+        if parts is not None:
+            out = _extend(out, i, m.end(), parts)
     return tuple(out)
 
 

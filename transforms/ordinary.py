@@ -37,7 +37,17 @@ _ROLES = (
     "director manager engineer technician doctor nurse patient client customer landlord "
     "tenant witness claimant defendant applicant respondent plaintiff appellant petitioner "
     "counsel solicitor barrister attorney lawyer agent team staff colleague colleagues "
+    "accountant associate specialist controller executive paralegal registrar consultant "
+    "analyst assistant secretary clerk senior junior chartered honour honor "
     "herr frau dott sig sra sr mme mlle dhr mevr")
+# Titles before a name, left out of a PER span's start ("Prince [PER]") but names of their own
+# when they stand alone ("said King").
+_TITLES = frozenset(
+    "prince princess king queen duke duchess earl baron baroness emperor empress sheikh".split())
+# Degrees: a span that opens with one is a qualification and its subject ("BSc Economics").
+_DEGREES = frozenset("bsc msc mba phd dphil mphil llb llm beng meng bcom mcom".split())
+# Letters after a name ("James Hodge, FRCS"): roles too.
+_POST_NOMINALS = "frcs frcp frcsed mrcp mrcs mrcgp frcpath md dds rn cpa acca cfa esq"
 _HEADINGS = (
     "experience education skills summary profile objective references curriculum vitae resume "
     "employment history contact details address phone email invoice receipt payment amount "
@@ -51,7 +61,8 @@ _HEADINGS = (
     "lieferung angebot bestellung überweisung überweisen konto mahnung frist unterlagen "
     "anfrage rückfrage gespräch besprechung woche tag jahr monat datum betreff facture "
     "montant paiement objet factura importe pago asunto fattura importo pagamento oggetto "
-    "factuur bedrag betaling onderwerp anbei beiliegend erhalten gerne gern")
+    "factuur bedrag betaling onderwerp anbei beiliegend erhalten gerne gern "
+    "postal finance audit payroll customer service confidential rules")
 # Common-noun endings of languages the English model reads poorly: their capitalised nouns
 # ("Verfügung", "Rückfragen") look like names to it. Only words of seven letters or more.
 _NOUN_SUFFIXES = {
@@ -73,7 +84,11 @@ _MONTHS_DAYS = (
     "miércoles jueves viernes sábado domingo")
 _ABBREVIATIONS = (
     "iban bic swift dob mrn hr it eur usd gbp chf id ref no nr tel fax vat ust mwst pdf cv "
-    "faq etc ps nb cc bcc")
+    "faq etc ps nb cc bcc ssn bsn nino "
+    # clinical measures and tests
+    "bp ecg ekg fbc cbc crp u&e lft lfts bmi "
+    # log levels and HTTP methods
+    "info debug warn warning error trace fatal get post put patch delete")
 # Short capitals that name places or firms however common the word: never ordinary in capitals.
 _ACRONYM_STOPS = frozenset({"us", "it", "am", "un", "eu"})
 # Function words that are also given names: never ordinary when capitalised ("Will", "May").
@@ -113,7 +128,7 @@ def stop_words(language: str = "en") -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _listed() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
     """(greetings, roles, headings and abbreviations, months and days)."""
-    return (frozenset(_GREETINGS.split()), frozenset(_ROLES.split()),
+    return (frozenset(_GREETINGS.split()), frozenset((_ROLES + " " + _POST_NOMINALS).split()),
             frozenset(_HEADINGS.split()) | frozenset(_ABBREVIATIONS.split()),
             frozenset(_MONTHS_DAYS.split()))
 
@@ -169,7 +184,7 @@ def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label:
         return True
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
-    return leading and (bare in greetings or label == "PER" and bare in roles)
+    return leading and (bare in greetings or label == "PER" and (bare in roles or bare in _TITLES))
 
 
 def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan,
@@ -179,8 +194,8 @@ def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan
     near_digit = bool(_DIGIT_NEAR_RE.search(
         text[max(0, span.start - 3):span.start] + " " + text[span.end:span.end + 3]))
     for token in tokens:
-        if is_ordinary(token, language):
-            continue
+        if is_ordinary(token, language) or is_punctuation(token) or _DIGIT_NEAR_RE.search(token):
+            continue   # a name's words hold letters only: "X11", "req=9bf5df1e92e6", "Article 6"
         if is_month_or_day(token) and (weak or near_digit):
             continue
         if weak and _bare(token) in common:
@@ -203,12 +218,19 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     weak = span.score < OWN_EVIDENCE
     matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
     first, last = 0, len(matches)
+    if first < last and _bare(matches[0].group()) in _DEGREES:
+        # "BSc Economics": a qualification, up to a comma ("BSc Economics, University of Leeds")
+        first = next((i + 1 for i in range(last) if matches[i].group() == ","), last)
     def trimmable(index: int, leading: bool) -> bool:
         return _edge_trimmable(matches[index].group(), weak, leading, language, span.label)
 
-    while first < last and trimmable(first, True):
+    if first < last and _is_unit(text, matches[0]):
+        first += 1   # "37.6 C." (then "Chest X-ray")
+    while first < last and trimmable(first, True) \
+            and not (first + 1 == last and _bare(matches[first].group()) in _TITLES):
         first += 1
-    while last > first and trimmable(last - 1, False):
+    while last > first and (trimmable(last - 1, False) or last - first > 1
+                            and _labels_a_field(text, matches[last - 1], language)):
         last -= 1
     if first == last:
         return None
@@ -223,6 +245,27 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
 
 
 _PATTERN_TRAILING = ".,;:!?"
+# An elided particle before a name: "d' Heripon", "d'Artagnan", "l'Estrange".
+_ELISION_RE = re.compile(r"[dDlL]['’][ \t]*(?=[^\W\d_])")
+_UNIT_RE = re.compile(r"[^\W\d_]\.?\Z")
+
+
+def _elided_name(text: str, start: int, end: int) -> bool:
+    """Whether an elided particle and a capitalised word stand at `start`: "d' Heripon"."""
+    m = _ELISION_RE.match(text, start, end)
+    return m is not None and text[m.end()].isupper()
+
+
+def _labels_a_field(text: str, token: re.Match, language: str) -> bool:
+    """An ordinary word right before a colon: the next field's label ("SARAH    MRN: 98...")."""
+    return is_ordinary(token.group(), language) and text[token.end():token.end() + 1] == ":"
+
+
+def _is_unit(text: str, token: re.Match) -> bool:
+    """A single letter right after a number and a space: a unit ("37.6 C."), not an initial."""
+    start = token.start()
+    return _UNIT_RE.match(token.group()) is not None and start >= 2 \
+        and text[start - 1] == " " and text[start - 2].isdigit()
 
 
 def _trim_pattern(text: str, span: EntitySpan) -> EntitySpan | None:
@@ -265,8 +308,10 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
                     key=lambda s: s.start)
     starts = [s.start for s in strong]
     cased = is_cased(text)
+    products = [m.span() for m in _PRODUCT_RE.finditer(text)]
     return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
-                 and not (cased and _weak_lowercase(text, s)))
+                 and not (cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
+                 and not _field_label(text, s) and not _in_product(s, products))
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
@@ -289,6 +334,59 @@ def _weak_lowercase(text: str, span: EntitySpan) -> bool:
         and not all(t in PARTICLES for t in _TOKEN_RE.findall(surface))
 
 
+# A field's label: "Postal address:", "NHS number:", "the Claimant's National Insurance
+# number," (at a line's start or after a possessive) and "SSN: 123..." before a number.
+_FIELD_NOUN_RE = re.compile(
+    r"(?:[ \t]+[^\W\d_]+)?[ \t]+(?i:(?:address|number|no\.?|nr\.?|date|code|id)[ \t]*[:,]"
+    r"|(?:number|no\.|nr\.)[ \t]+\d)")
+_BEFORE_NUMBER_RE = re.compile(r"[ \t]*:[ \t]*\d")
+_LABEL_START_RE = re.compile(r"(?:^|\n)[ \t]*\Z|['’]s[ \t]+(?:[^\W\d_]+[ \t]+)?\Z")
+# A statute in a citation: "15 U.S.C. § 1681".
+_CITATION_RE = re.compile(r"[ \t]*§")
+
+
+def _field_label(text: str, span: EntitySpan) -> bool:
+    """A model span that names a field of a form, not its value ("Postal address: ...")."""
+    if span.label not in MODEL_TYPES or "\n" in text[span.start:span.end]:
+        return False
+    if _CITATION_RE.match(text, span.end) and text[max(0, span.start - 2):span.start].strip():
+        return True   # "15 U.S.C. §"
+    if not _LABEL_START_RE.search(text, max(0, span.start - 80), span.start):
+        return False
+    surface = text[span.start:span.end]
+    return _FIELD_NOUN_RE.match(text, span.end) is not None \
+        or surface.isupper() and len(surface) <= 5 \
+        and _BEFORE_NUMBER_RE.match(text, span.end) is not None
+
+
+# Software product tokens (a User-Agent or Server header): "Mozilla/5.0 (X11; Linux x86_64)".
+_PRODUCT_RE = re.compile(r"(?<![\w/])[A-Za-z][\w.-]*/\d[\w.]*(?:[ \t]+\([^()\n]{1,200}\))?")
+
+
+def _in_product(span: EntitySpan, products: Sequence[tuple[int, int]]) -> bool:
+    return span.label in MODEL_TYPES and any(a <= span.start and span.end <= b
+                                             for a, b in products)
+
+
+_OPENER_BEFORE_RE = re.compile(r"(?:^|\n|[.!?][ \t]+)[ \t]*(?:[-•*][ \t]+)?\Z")
+_NEXT_LETTER_RE = re.compile(r"[ \t]+([^\W\d_])")
+
+
+def _next_is_lowercase(text: str, end: int) -> bool:
+    m = _NEXT_LETTER_RE.match(text, end)
+    return m is not None and m.group(1).islower()
+
+
+def _weak_opener(text: str, span: EntitySpan) -> bool:
+    """A weak model span of one capitalised word opening a sentence, a lowercase word after it
+    ("Tin was unchanged", "Net profit rose", "- Led a team"): capitalised by its place, and a
+    name to the model by under half its probability; in cased text, a word."""
+    surface = text[span.start:span.end]
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.istitle() \
+        and surface.isalpha() and _next_is_lowercase(text, span.end) \
+        and _OPENER_BEFORE_RE.search(text, max(0, span.start - 40), span.start) is not None
+
+
 def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
     """Two model spans with only a space between them, the second opening with a lowercase
     particle ("Frankfurt" + "am Main Institute"), or with only a particle between them
@@ -297,21 +395,38 @@ def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpa
     trimmed from an edge."""
     out: list[EntitySpan] = []
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
-        last = out[-1] if out else None
-        first = _TOKEN_RE.match(text, span.start, span.end)
-        if last is not None and last.label in MODEL_TYPES and span.label in MODEL_TYPES \
-                and last.end <= span.start and (
-                    not text[last.end:span.start].strip(" \t") and first is not None
-                    and first.group() in NAME_PARTICLES
-                    or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start)):
-            longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
-            out[-1] = replace(last, end=span.end, label=longer.label,
-                              score=max(last.score, span.score),
-                              decision_score=_max_or_none(last.decision_score,
-                                                          span.decision_score))
+        if out and _particle_joins(text, out[-1], span):
+            out[-1] = _joined(out[-1], span)
+            if len(out) > 1 and _particle_joins(text, out[-2], out[-1]):   # "Julie" "d' Heripon"
+                out[-2:] = [_joined(out[-2], out[-1])]
             continue
         out.append(span)
     return out
+
+
+def _particle_joins(text: str, last: EntitySpan, span: EntitySpan) -> bool:
+    """Whether two model spans are one name at a particle (see `_join_at_particles`); an
+    elided particle tagged alone ("d" + "' Heripon") joins the name after it."""
+    if last.label not in MODEL_TYPES or span.label not in MODEL_TYPES or last.end > span.start:
+        return False
+    gap = text[last.end:span.start]
+    first = _TOKEN_RE.match(text, span.start, span.end)
+    ending = text[last.start:last.end].rsplit(None, 1)[-1]
+    return not gap.strip(" \t") and (first is not None and first.group() in NAME_PARTICLES
+                                      or ending in NAME_PARTICLES
+                                      or _elided_name(text, span.start, span.end)) \
+        or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start) is not None \
+        or _LONE_ELISION_RE.fullmatch(text, last.start, last.end) is not None \
+        and _elided_name(text, last.start, span.end)
+
+
+_LONE_ELISION_RE = re.compile(r"[dDlL]['’]?")
+
+
+def _joined(last: EntitySpan, span: EntitySpan) -> EntitySpan:
+    longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
+    return replace(last, end=span.end, label=longer.label, score=max(last.score, span.score),
+                   decision_score=_max_or_none(last.decision_score, span.decision_score))
 
 
 def _max_or_none(a, b):

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, decode_spans
-from larvatus.transforms.ordinary import PARTICLES as _PARTICLES, is_function_word
+from larvatus.transforms.ordinary import NAME_PARTICLES, is_function_word
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
 
@@ -208,7 +208,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
         run = words[first:last]
         parts = all(_name_part(w) or w.lower() in _PARTICLES | _STREETS for w in run)
         if before is not None and after is not None and (
-                parts or last - first == 1 and run[0] in _BRIDGES):
+                parts or last - first == 1 and run[0] in _BRIDGES) and (
+                "of" not in run or merged[before][2] == merged[after][2]):   # "Karlsruhe of Germany"
             longer = max(merged[before], merged[after], key=lambda m: m[1] - m[0])
             merged[before][1:] = [merged[after][1], longer[2]]
             merged[after], into[after] = None, before
@@ -221,6 +222,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     return sorted([tuple(m) for m in merged if m is not None] + alone)
 
 
+# Lowercase words inside a name; joiners are not ("Shell and Caltex" are two firms).
+_PARTICLES = NAME_PARTICLES | frozenset({"of", "al", "el"})
 _BRIDGES = frozenset(".-'’&/")   # punctuation inside a name ("ST . LOUIS"); not a list's comma
 _STREETS = frozenset("rue via calle avenida strada boulevard avenue chemin allée impasse quai "
                      "place piazza viale corso plaza paseo camino".split())   # before a name: "rue Augustin"

@@ -35,6 +35,13 @@ def test_firm_endings_follow_a_model_span_but_do_not_make_a_firm_alone():
     assert _surfaces(text, out) == [("Smith and Sons", "ORG")]
 
 
+def test_a_firm_ending_in_lowercase_follows_only_a_name_in_lowercase():
+    text = "the SPC group met; pay smith and sons today"
+    spans = [_span(text, "SPC", "ORG"), _span(text, "smith", "PER")]
+    out = extend_legal_forms(text, spans, ALL)
+    assert _surfaces(text, out) == [("SPC", "ORG"), ("smith and sons", "ORG")]
+
+
 def test_capitalised_words_before_a_legal_form_become_an_org_span():
     text = "EMPLOYEE RECORD\nLÖWER PRUSCHKE E.G.\n\nPaid by Nordic Freight A/S\nVesterbrogade 4"
     out = extend_legal_forms(text, [], ALL)
@@ -78,6 +85,25 @@ def test_an_institution_does_not_join_across_a_line_or_an_unredacted_span():
              _span(text, "Euro", "MISC")]
     out = join_institution_places(text, spans, ALL)
     assert len(out) == 4
+
+
+def test_a_firm_ending_or_place_name_tagged_on_its_own_is_taken_in():
+    text = "Finance Manager, Freeman and Sons, Havelberg; lives in Frankfurt am Main."
+    spans = [_span(text, "Freeman", "PER"), _span(text, "Sons", "ORG"),
+             _span(text, "Havelberg", "PER"), _span(text, "Frankfurt", "LOC"),
+             _span(text, "Main", "LOC")]
+    out = apply_name_rules(text, spans, ALL)
+    assert _surfaces(text, out) == [("Freeman and Sons", "ORG"), ("Havelberg", "PER"),
+                                    ("Frankfurt am Main", "LOC")]
+
+
+def test_a_name_after_a_joiner_that_is_no_firm_ending_stays_apart():
+    text = "Smith and Jones, Meyer and Sons"
+    spans = [_span(text, "Smith", "PER"), _span(text, "Jones", "PER"),
+             _span(text, "Meyer", "PER"), EntitySpan(text.index("Sons"), len(text), "MISC", 0.9)]
+    out = apply_name_rules(text, spans, ALL)
+    assert _surfaces(text, out) == [("Smith", "PER"), ("Jones", "PER"), ("Meyer", "PER"),
+                                    ("Sons", "MISC")]
 
 
 def test_place_particles_join_the_second_name_but_not_a_date():

@@ -36,6 +36,7 @@ def redacted(text: str, *spans: EntitySpan, language: str = "en", policy=POLICY)
     ("We met at 12 Nguyen Hue, District 1.", "Nguyen Hue,", "LOC",
      "We met at 12 [LOC], District 1."),
     ("Inspector Morse arrived.", "Inspector Morse", "PER", "Inspector [PER] arrived."),
+    ("Prince Eugene led the army.", "Prince Eugene", "PER", "Prince [PER] led the army."),
     ("She thanked Smith.", "Smith.", "PER", "She thanked [PER]."),
     # A combining mark belongs to the name it sits on: it goes with it.
     ("\u0301Jane left.", "\u0301Jane", "PER", "[PER] left."),
@@ -94,6 +95,31 @@ def test_a_word_the_model_tagged_outside_never_widens_its_entity():
     ("Due on 1 March.", "March", "PER", STRONG),
     ("Paid 120 EUR", "EUR", "ORG", STRONG),
     ("CIRCUMSTANCES OF THE CASE", "THE", "ORG", WEAK),
+    # Form labels, qualifications, units, clinical tests, log furniture, software, citations.
+    ("Postal address: 203 Station Road", "Postal", "ORG", STRONG),
+    ("Start date: 2017-06-11", "Start", "PER", STRONG),
+    ("SSN: 486-93-0039", "SSN", "ORG", STRONG),
+    ("The Claimant's National Insurance number, NW 12 92 94 D, appears.",
+     "National Insurance", "ORG", STRONG),
+    ("the Plaintiff's Social Security number, 836-41-5340.", "Security", "ORG", WEAK),
+    ("Civil Action No. 3:22-cv-93989", "Civil Action", "ORG", STRONG),
+    ("in violation of 15 U.S.C. § 1681.", "U.S.C.", "LOC", STRONG),
+    ("Signed: James Hodge, FRCS", "FRCS", "ORG", STRONG),
+    ("EDUCATION\nBSc Economics, Boston", "BSc Economics", "ORG", STRONG),
+    ("EDUCATION\nMSc Computer Science (2004)", "MSc Computer Science", "ORG", STRONG),
+    ("PROFILE\nChartered accountant with 4 years", "Chartered", "ORG", WEAK),
+    ("Audit Associate, Perck Groep", "Audit Associate", "ORG", WEAK),
+    ("temperature 37.6 C. Bloods sent", "C.", "PER", WEAK),
+    ("temperature 37.7 C. ECG showed sinus rhythm", "C. ECG", "PER", STRONG),
+    ("Bloods sent for FBC, U&E and CRP.", "U&E and CRP", "ORG", STRONG),
+    ("exertion. BP 139/98, HR 70", "BP", "PER", WEAK),
+    ("07:29:05,799 INFO  auth: login succeeded", "INFO", "ORG", STRONG),
+    ('"POST /account/cards HTTP/1.1" 200', "POST", "ORG", WEAK),
+    ('"Mozilla/5.0 (X11; Linux x86_64)"', "Linux", "ORG", STRONG),
+    ('"Mozilla/5.0 (X11; Linux x86_64)"', "Mozilla/5.0", "ORG", STRONG),
+    ("logged out after 51 min, req=bb547db5f2ea", "bb547db5f2ea", "ORG", STRONG),
+    ("a violation of Article 10 of the Convention", "Article 10", "LOC", WEAK),
+    ("Grade: D1    Hours: 40", "D1", "ORG", WEAK),
 ])
 def test_ordinary_words_are_never_redacted(text, surface, label, score):
     assert redacted(text, span_of(text, surface, label, score)) == text
@@ -106,6 +132,12 @@ def test_ordinary_words_are_never_redacted(text, surface, label, score):
     ("She lives in Nice.", "Nice", "LOC"),
     ("She visited Great Britain.", "Great Britain", "LOC"),
     ("The Justice Department said so.", "Justice Department", "ORG"),
+    ("The BA flight left.", "BA", "ORG"),
+    ('"We won," said King.', "King", "PER"),
+    ("Maria Lopez: 5 minutes late", "Maria Lopez", "PER"),
+    ("He wrote to Smith about the order.", "Smith", "PER"),
+    ("Flight 714 to Sydney", "Sydney", "LOC"),
+    ("Route 66 Diner", "Route 66 Diner", "ORG"),
 ])
 def test_names_spelt_like_ordinary_words_stay_redacted(text, surface, label):
     assert surface not in redacted(text, span_of(text, surface, label))
@@ -141,11 +173,42 @@ def test_weak_lowercase_spans_go_in_cased_text_and_stay_in_lowercase_chat():
 @pytest.mark.parametrize("text, first, second, expected", [
     ("She lives in Frankfurt am Main now.", "Frankfurt", "Main", "She lives in [LOC] now."),
     ("Line manager: Julie d' Heripon", "Julie", "Heripon", "Line manager: [PER]"),
+    ("P.O. Box 3737, Newcastle upon Tyne M20", "Newcastle upon", "Tyne",
+     "P.O. Box 3737, [LOC] M20"),
 ])
 def test_a_particle_between_two_model_spans_joins_them(text, first, second, expected):
-    spans = [span_of(text, first, "LOC" if first == "Frankfurt" else "PER"),
+    spans = [span_of(text, first, "PER" if first == "Julie" else "LOC"),
              span_of(text, second, "LOC", WEAK, redacted=True)]
     assert redacted(text, *spans) == expected
+
+
+def test_an_elided_particle_tagged_alone_joins_the_name_after_it():
+    text = "Line manager: Julie d' Heripon\nPay rise agreed with d' Heripon."
+    second = text.rindex("d' Heripon")
+    spans = [span_of(text, "Julie", "PER"), EntitySpan(20, 21, "PER", WEAK, decision_score=0.15),
+             EntitySpan(23, 30, "LOC", 0.72, decision_score=0.98),
+             EntitySpan(second, second + 2, "ORG", WEAK, decision_score=0.2),
+             EntitySpan(second + 3, second + 10, "ORG", 0.62, decision_score=0.98)]
+    out = redacted(text, *spans)
+    assert out == "Line manager: [LOC]\nPay rise agreed with [ORG]."
+
+
+def test_a_degree_leaves_the_university_after_it():
+    text = "EDUCATION\nBSc Economics, University of North Dorothy, 2007"
+    span = span_of(text, "BSc Economics, University of North Dorothy", "ORG")
+    assert redacted(text, span) == "EDUCATION\nBSc Economics, [ORG], 2007"
+
+
+@pytest.mark.parametrize("text, surface, expected", [
+    ("Prices eased.\nTin was unchanged at 36,000.", "Tin", "Prices eased.\nTin was unchanged at 36,000."),
+    ("EXPERIENCE\n- Led a team of 6.", "Led", "EXPERIENCE\n- Led a team of 6."),
+    # A name opening a sentence with no lowercase word after it, or mid-sentence, stays.
+    ("The team is as follows:\nGiven, Breen, Staunton.", "Given",
+     "The team is as follows:\n[ORG], Breen, Staunton."),
+    ("It rose. The Fed was calm.", "Fed", "It rose. The [ORG] was calm."),
+])
+def test_a_weak_capitalised_sentence_opener_is_a_word(text, surface, expected):
+    assert redacted(text, span_of(text, surface, "ORG", WEAK)) == expected
 
 
 def test_a_joiner_between_two_names_keeps_them_apart():
@@ -187,6 +250,13 @@ def test_only_spans_redacted_on_their_own_evidence_spread():
     assert text[mention.start:mention.end] == "Smith" and mention.start == 20
 
 
+def test_a_span_redacted_for_a_sliver_of_a_redacted_type_does_not_spread():
+    text = "his German counterpart met the German minister"
+    # The model is sure of MISC (0.98); the recall-first threshold redacted it for 5% on LOC.
+    lent = EntitySpan(4, 10, "MISC", 0.98, redacted=True, decision_score=0.05)
+    assert propagate_mentions(segment(Document("d", text, "s")), [lent], NAMES) == ()
+
+
 @pytest.mark.parametrize("surface, expected", [
     ("the", False), ("THE", False), ("of", False), ("Hi", False), ("March", False),
     ("Smith", True), ("Will", True), ("Angela Merkel", True), ("US", True),
@@ -205,9 +275,21 @@ def test_looks_like_name(surface, expected):
     # A lowercase word stays apart.
     ("Brian from", [(0, 5), (6, 10)], [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08]],
      ["Brian", "from"]),
-    # Joiners and particles inside a name, a street word before one.
+    # A joiner does not bridge two names ("Shell and Caltex"; the firm rules join "Clark and
+    # Sons" later, at its ending); particles inside a name, a street word before one do.
+    ("Shell and Caltex", [(0, 5), (6, 9), (10, 16)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.97, 0.01]], ["Shell", "and", "Caltex"]),
     ("Clark and Sons", [(0, 5), (6, 9), (10, 14)],
-     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.6, 0.02, 0.38]], ["Clark and Sons"]),
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.6, 0.02, 0.38]], ["Clark", "and Sons"]),
+    # "of" bridges two parts of one entity, not an entity and the place it is from.
+    ("Bank of England", [(0, 4), (5, 7), (8, 15)],
+     [[0.02, 0.97, 0.01, 0.0], [0.9, 0.02, 0.08, 0.0], [0.02, 0.01, 0.97, 0.0]],
+     ["Bank of England"]),
+    ("Karlsruhe of Germany", [(0, 9), (10, 12), (13, 20)],
+     [[0.02, 0.0, 0.0, 0.98], [0.9, 0.02, 0.08, 0.0], [0.02, 0.97, 0.01, 0.0]],
+     ["Karlsruhe", "of", "Germany"]),
+    ("Procter & Gamble", [(0, 7), (8, 9), (10, 16)],
+     [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Procter & Gamble"]),
     ("Frankfurt am Main", [(0, 9), (10, 12), (13, 17)],
      [[0.02, 0.97, 0.01], [0.9, 0.02, 0.08], [0.02, 0.01, 0.97]], ["Frankfurt am Main"]),
     ("rue Augustin", [(0, 3), (4, 12)], [[0.9, 0.08, 0.02], [0.02, 0.97, 0.01]],
@@ -222,8 +304,8 @@ def test_looks_like_name(surface, expected):
 ])
 def test_a_lent_word_joins_an_entity_only_as_a_name_part(text, words, rows, expected):
     spans = realign(encoded_document(text, words), [np.array(rows, dtype=np.float32)],
-                    read_scheme(["O", "B-LOC", "I-LOC"]),
-                    decision=RedactionDecision(frozenset({"LOC"}), 0.04))
+                    read_scheme(["O", "B-LOC", "I-LOC", "B-ORG"][:len(rows[0])]),
+                    decision=RedactionDecision(frozenset({"LOC", "ORG"}), 0.04))
     assert [text[s.start:s.end] for s in spans] == expected
 
 
