@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters a
 # renderer shows as nothing when it has no glyph for them. Zero-width joiners and
@@ -32,7 +31,6 @@ def visible(word: str) -> str:
     return IGNORABLE.sub("", word) if IGNORABLE.search(word) else word
 
 
-@lru_cache(maxsize=1 << 16)   # words repeat: most calls find their form here
 def normalize_surface(surface: str) -> str:
     """The form under which two mentions count as the same name.
 
