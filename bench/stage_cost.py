@@ -21,9 +21,10 @@ CONLL_TRAIN = CONLL_VALID.with_name("train.txt")
 
 USAGE = """\
 Runs `larvatus run` (embedded model, CPU, one process, default options) on the CoNLL-2003
-training documents as raw text (946 documents, 203,621 words as Larvatus counts them),
-`--repeats` times, and prints from each run's _SUMMARY.json the median seconds per
-stage, inference, and the cost of the work around the model per million words:
+training documents as raw text (the first `--limit` 400 documents, 89,098 words as
+Larvatus counts them; `--limit 0`: all 946), `--repeats` times, and prints from each run's
+_SUMMARY.json the median seconds per stage, inference, and the cost of the work around the
+model per million words:
 
     around = (sum of stage_seconds - stage_seconds["infer"]) / words * 1e6
 
@@ -36,15 +37,17 @@ Usage (from the repository root, in the venv):
 
     python bench/stage_cost.py --save base.json          # measure and keep as a baseline
     python bench/stage_cost.py --baseline base.json      # measure again, print the ratios
+    python bench/stage_cost.py --against ../base/.venv/bin/python   # interleaved with another
+                                                         # checkout's larvatus, ratios against it
     python bench/stage_cost.py --limit 100 --repeats 1   # a quick look
     python bench/stage_cost.py -- --placeholder indexed  # extra `larvatus run` options
 """
 
 
-def run_once(corpus: Path, work: Path, extra: Sequence[str]) -> dict:
+def run_once(corpus: Path, work: Path, extra: Sequence[str], python: str = sys.executable) -> dict:
     """One `larvatus run` in a subprocess: its summary's stage seconds, words and wall time."""
     output = work / "out"
-    command = [sys.executable, "-m", "larvatus.cli", "run", "--input", str(corpus),
+    command = [python, "-m", "larvatus.cli", "run", "--input", str(corpus),
                "--output", str(output), "--progress", "off", "-q", "--device", "cpu",
                "--overwrite", *extra]
     started = time.perf_counter()
@@ -102,24 +105,42 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[argparse.Namespace
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--save", type=Path, default=None, help="write the result here")
     parser.add_argument("--baseline", type=Path, default=None, help="ratios against this")
+    parser.add_argument("--against", default=None, metavar="PYTHON",
+                        help="also run this interpreter's larvatus (another checkout's venv), "
+                             "repeats interleaved, and print the ratios against it")
     return parser.parse_args(argv), extra
+
+
+def measure(records: list, origin: str, args: argparse.Namespace, extra: Sequence[str]) -> dict:
+    """Runs the repeats (interleaved with `--against`'s when given); returns the results."""
+    pythons = {"current": sys.executable}
+    if args.against:
+        pythons["against"] = args.against
+    runs: dict[str, list] = {name: [] for name in pythons}
+    with tempfile.TemporaryDirectory(prefix="larvatus-cost-") as tmp:
+        corpus = Path(tmp) / "corpus.jsonl"
+        write_jsonl(records, corpus)
+        for repeat in range(args.repeats):
+            for name, python in pythons.items():
+                runs[name].append(run_once(corpus, Path(tmp), extra, python))
+                found = figures(runs[name][-1])
+                print(f"run {repeat + 1} {name}: around {found['around_per_mw']:.2f} s per "
+                      f"million words, infer {found['infer']:.2f} s", flush=True)
+    return {name: {"corpus": f"{origin} ({len(records)} documents)", "words": found_runs[0]["words"],
+                   "repeats": len(found_runs), "extra": list(extra),
+                   "medians": medians(found_runs), "runs": found_runs}
+            for name, found_runs in runs.items()}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args, extra = parse_args(argv)
     baseline = json.loads(args.baseline.read_text(encoding="utf-8")) if args.baseline else None
     records, origin = conll_documents(args.conll, args.limit or None)
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="larvatus-cost-") as tmp:
-        corpus = Path(tmp) / "corpus.jsonl"
-        write_jsonl(records, corpus)
-        for repeat in range(args.repeats):
-            runs.append(run_once(corpus, Path(tmp), extra))
-            found = figures(runs[-1])
-            print(f"run {repeat + 1}: around {found['around_per_mw']:.2f} s per million words, "
-                  f"infer {found['infer']:.2f} s", flush=True)
-    result = {"corpus": f"{origin} ({len(records)} documents)", "words": runs[0]["words"],
-              "repeats": len(runs), "extra": extra, "medians": medians(runs), "runs": runs}
+    results = measure(records, origin, args, extra)
+    result = results["current"]
+    if "against" in results:
+        result["against"] = results["against"]
+        baseline = results["against"]
     show(result, baseline)
     if args.save:
         args.save.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -17,3 +17,12 @@ def test_has_letters_counts_letters_up_to_the_threshold(text, least, expected):
 def test_text_with_too_few_letters_is_undetermined():
     assert detect_language("a" * (MIN_LETTERS - 1) + " 123 456 !!!") == UNDETERMINED
     assert detect_language("The weather is very nice today and we are going outside.") == "en"
+
+
+def test_the_redact_stage_loads_the_language_model_in_its_setup():
+    from larvatus.transforms import language, stages
+    from larvatus.transforms.redact import RedactionPolicy
+
+    language._identifier.cache_clear()
+    stages.Redact(RedactionPolicy(labels=frozenset({"PER"}))).setup()
+    assert language._identifier.cache_info().currsize == 1

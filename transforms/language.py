@@ -26,6 +26,11 @@ def _identifier():
     return identifier
 
 
+def load_model() -> None:
+    """Loads py3langid's model now (about 1 s: a worker's set-up), not on the first document."""
+    _identifier()
+
+
 def detect_language(text: str) -> str:
     """The ISO 639-1 code of the document's language, or "und" for text with too few letters.
 
