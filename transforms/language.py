@@ -26,6 +26,11 @@ def _identifier():
     return identifier
 
 
+def load_model() -> None:
+    """Loads py3langid's model now (about 1 s: a worker's set-up), not on the first document."""
+    _identifier()
+
+
 def detect_language(text: str) -> str:
     """The ISO 639-1 code of the document's language, or "und" for text with too few letters.
 
@@ -33,13 +38,18 @@ def detect_language(text: str) -> str:
     the language they are written in, and the words around them say much.
     """
     sample = text[:10_000]
-    if _letters(sample) < MIN_LETTERS:
+    if not _has_letters(sample, MIN_LETTERS):
         return UNDETERMINED
     uncapitalised = " ".join(w for w in sample.split() if not w[:1].isupper())
-    code, _ = _identifier().classify(uncapitalised if _letters(uncapitalised) >= MIN_LETTERS
+    code, _ = _identifier().classify(uncapitalised if _has_letters(uncapitalised, MIN_LETTERS)
                                      else sample)
     return code
 
 
-def _letters(text: str) -> int:
-    return sum(1 for c in text if c.isalpha())
+def _has_letters(text: str, least: int) -> bool:
+    """Whether `text` holds at least `least` letters (it stops counting there)."""
+    found = 0
+    for found, _ in enumerate(filter(str.isalpha, text), start=1):
+        if found >= least:
+            return True
+    return found >= least

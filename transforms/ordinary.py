@@ -238,7 +238,7 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     word = matches[last - 1].group()
     if word.endswith(".") and end == span.end and len(word) > 5 and word[:-1].isalpha():
         end -= 1   # a sentence's full stop, not an abbreviation's ("U.S.", "Corp.", "Fla.")
-    trimmed = replace(span, start=start, end=end)
+    trimmed = span if (start, end) == (span.start, span.end) else replace(span, start=start, end=end)
     if _all_ordinary([m.group() for m in matches[first:last]], weak, text, trimmed, language):
         return None
     return trimmed

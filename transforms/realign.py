@@ -166,32 +166,44 @@ def decide_redaction(
     return labels.astype(np.int64), flagged
 
 
+def decode_label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> list[tuple[int, int, str]]:
+    """`decode_spans` of the words' tags (label index per word, -1 for none), read only where
+    entity tags stand: an O or a missing tag closes any span, so each run of entity tags
+    decodes on its own and the O words between them cost nothing."""
+    entity = np.array([tag.entity is not None for tag in scheme.tags] + [False])
+    inside = entity[np.where(word_labels >= 0, word_labels, len(scheme.tags))]
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], inside, [False])).astype(np.int8)))
+    spans: list[tuple[int, int, str]] = []
+    tags = scheme.tags
+    for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
+        spans.extend((a + first, a + last, label) for first, last, label
+                     in decode_spans([tags[i] for i in word_labels[a:b].tolist()]))
+    return spans
+
+
 def decode_entities(
     encoded: EncodedDocument, word_labels: np.ndarray, word_scores: np.ndarray,
     scheme: LabelScheme,
 ) -> tuple[EntitySpan, ...]:
     """Decodes word labels into spans in code-point offsets of the original text."""
-    tags = [scheme.tags[i] if i >= 0 else None for i in word_labels.tolist()]
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
     return tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
             score=float(word_scores[first:last].mean()))
-        for first, last, entity in decode_spans(tags))
+        for first, last, entity in decode_label_runs(word_labels, scheme))
 
 
 def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
-          words: Sequence[str]) -> list[tuple[int, int, str]]:
+          words: "_Words") -> list[tuple[int, int, str]]:
     """Entity runs, the model's own (argmax) spans apart from the words the recall-first rule
     relabelled: such a word joins an adjacent entity of the model's only when it looks like
     a name part ("Scott" after "Brian", "Counties" after "Minor") or sits between two parts of
     one ("ST . LOUIS"); "witness", "from" and "misidentified" form spans of their own.
     """
     relabelled = labels != argmax
-    own = decode_spans([scheme.tags[i] if i >= 0 and not r else None
-                        for i, r in zip(labels.tolist(), relabelled)])
-    lent = decode_spans([scheme.tags[i] if i >= 0 and r else None
-                         for i, r in zip(labels.tolist(), relabelled)])
+    own = decode_label_runs(np.where(relabelled, -1, labels), scheme)
+    lent = decode_label_runs(np.where(relabelled, labels, -1), scheme)
     by_end = {last: k for k, (_, last, _) in enumerate(own)}
     by_start = {first: k for k, (first, _, _) in enumerate(own)}
     merged = [list(span) for span in own]
@@ -262,14 +274,23 @@ def realign(
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
     spans = []
-    words = [text[a:b] for a, b in zip(starts, ends)]
-    for first, last, entity in _runs(labels, argmax, scheme, words):
+    for first, last, entity in _runs(labels, argmax, scheme, _Words(text, starts, ends)):
         decided = float(mass[first:last].max())
         spans.append(EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
             score=float(scores[first] if last - first == 1 else scores[first:last].mean()),
             redacted=decision.decides(entity, decided), decision_score=decided))
     return _with_content(tuple(spans), text)
+
+
+class _Words:
+    """The words of a text, cut out only when a slice of them is asked for."""
+
+    def __init__(self, text: str, starts: Sequence[int], ends: Sequence[int]):
+        self._text, self._starts, self._ends = text, starts, ends
+
+    def __getitem__(self, words: slice) -> list[str]:
+        return [self._text[a:b] for a, b in zip(self._starts[words], self._ends[words])]
 
 
 def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:

@@ -419,5 +419,6 @@ def redact(
     spans = apply_name_rules(text, spans, policy.labels)
     spans = without_kept_terms(text, spans, policy.keep_terms)
     redacted_text, replacements = redact_text(text, spans, policy)
-    final = tuple(replace(span, redacted=is_redacted(span, policy.labels)) for span in spans)
+    final = tuple(span if span.redacted == is_redacted(span, policy.labels)
+                  else replace(span, redacted=not span.redacted) for span in spans)
     return final, redacted_text, replacements

@@ -16,6 +16,7 @@ from apache_beam.metrics import Metrics
 from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
 from larvatus.transforms import formats
+from larvatus.transforms import language as language_lib
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import progress as progress_lib
@@ -440,6 +441,7 @@ class Redact(Stage):
         self._loaded = None
 
     def setup(self):
+        language_lib.load_model()   # once per worker, not inside the first document's time
         try:
             self._loaded = self._policy.with_key(read_secret_file)
         except SecretKeyError as error:

@@ -13,6 +13,7 @@ from stdnum import mac as stdnum_mac
 from larvatus.transforms.recognizers.base import (
     H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
     finditer_on_lines, keep_disjoint, line_window)
+from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -75,7 +76,7 @@ def _phone_matches(window: str, region: Optional[str]) -> tuple[tuple[int, int],
     """
     leniency = phonenumbers.Leniency.POSSIBLE if region is None else \
         phonenumbers.Leniency.STRICT_GROUPING
-    matcher = phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency)
+    matcher = CachedPhoneNumberMatcher(window, region, leniency=leniency)
     found = []
     for m in matcher:
         start, end = m.start, m.end
