@@ -16,6 +16,7 @@ if __package__ in (None, ""):  # `python bench/stage_cost.py`: import bench.* fr
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from bench.corpus import CONLL_VALID, conll_documents, write_jsonl  # noqa: E402
+from bench.runners import read_summary  # noqa: E402
 
 CONLL_TRAIN = CONLL_VALID.with_name("train.txt")
 
@@ -53,7 +54,7 @@ def run_once(corpus: Path, work: Path, extra: Sequence[str], python: str = sys.e
     started = time.perf_counter()
     subprocess.run(command, check=True)
     wall = time.perf_counter() - started
-    summary = json.loads((output / "_SUMMARY.json").read_text(encoding="utf-8"))
+    summary = read_summary(str(output))
     return {"stage_seconds": summary["stage_seconds"], "words": summary["words"],
             "process_seconds": wall}
 
