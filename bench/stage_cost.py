@@ -15,19 +15,22 @@ from typing import Optional, Sequence
 if __package__ in (None, ""):  # `python bench/stage_cost.py`: import bench.* from the root
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from bench.corpus import CONLL_VALID, conll_documents, write_jsonl  # noqa: E402
+from bench.corpus import CONLL_VALID, conll_documents, make_word_corpus, write_jsonl  # noqa: E402
 from bench.runners import read_summary  # noqa: E402
 
 CONLL_TRAIN = CONLL_VALID.with_name("train.txt")
 
 USAGE = """\
-Runs `larvatus run` (embedded model, CPU, one process, default options) on the CoNLL-2003
-training documents as raw text (the first `--limit` 400 documents, 89,098 words as
-Larvatus counts them; `--limit 0`: all 946), `--repeats` times, and prints from each run's
-_SUMMARY.json the median seconds per stage, inference, and the cost of the work around the
-model per million words:
+Runs `larvatus run` (embedded model, CPU, one process, default options) on a corpus,
+`--repeats` times, and prints from each run's _SUMMARY.json the median seconds per stage,
+inference, and the cost of the work around the model per million words:
 
     around = (sum of stage_seconds - stage_seconds["infer"]) / words * 1e6
+
+The corpus: `--corpus news` (default), the benchmark's news documents until `--words`
+1,000,000 whitespace words (seed 0: 2,000 documents, 1,167,831 words as Larvatus counts
+them), over which start-up costs are spread thin; or `--corpus conll`, the CoNLL-2003
+training documents as raw text (the first `--limit` 400, 89,098 words; `--limit 0`: all 946).
 
 Also printed: the whole process's wall time minus inference per million words (start-up,
 Beam's per-element work and Parquet included). `--save FILE` keeps the medians as a
@@ -40,7 +43,8 @@ Usage (from the repository root, in the venv):
     python bench/stage_cost.py --baseline base.json      # measure again, print the ratios
     python bench/stage_cost.py --against ../base/.venv/bin/python   # interleaved with another
                                                          # checkout's larvatus, ratios against it
-    python bench/stage_cost.py --limit 100 --repeats 1   # a quick look
+    python bench/stage_cost.py --words 100000 --repeats 1   # a quick look
+    python bench/stage_cost.py --corpus conll --limit 0   # the CoNLL training documents
     python bench/stage_cost.py -- --placeholder indexed  # extra `larvatus run` options
 """
 
@@ -101,8 +105,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[argparse.Namespace
     argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__, epilog=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", choices=("news", "conll"), default="news")
+    parser.add_argument("--words", type=int, default=1_000_000,
+                        help="news: whole documents until this many words")
     parser.add_argument("--conll", type=Path, default=CONLL_TRAIN, help="CoNLL-2003 file")
-    parser.add_argument("--limit", type=int, default=400, help="the first N documents (0: all)")
+    parser.add_argument("--limit", type=int, default=400,
+                        help="conll: the first N documents (0: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--save", type=Path, default=None, help="write the result here")
     parser.add_argument("--baseline", type=Path, default=None, help="ratios against this")
@@ -136,7 +144,10 @@ def measure(records: list, origin: str, args: argparse.Namespace, extra: Sequenc
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args, extra = parse_args(argv)
     baseline = json.loads(args.baseline.read_text(encoding="utf-8")) if args.baseline else None
-    records, origin = conll_documents(args.conll, args.limit or None)
+    if args.corpus == "news":
+        records, origin = make_word_corpus(args.words, seed=0)
+    else:
+        records, origin = conll_documents(args.conll, args.limit or None)
     results = measure(records, origin, args, extra)
     result = results["current"]
     if "against" in results:

@@ -32,4 +32,4 @@ def test_ratios_are_baseline_over_now(capsys):
 
 def test_arguments_split_larvatus_options_after_a_double_dash():
     args, extra = stage_cost.parse_args(["--repeats", "2", "--", "--placeholder", "indexed"])
-    assert args.repeats == 2 and args.limit == 400 and extra == ["--placeholder", "indexed"]
+    assert args.repeats == 2 and args.corpus == "news" and args.words == 1_000_000 and extra == ["--placeholder", "indexed"]
