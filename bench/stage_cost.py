@@ -49,14 +49,20 @@ Usage (from the repository root, in the venv):
 """
 
 
-def run_once(corpus: Path, work: Path, extra: Sequence[str], python: str = sys.executable) -> dict:
+def run_once(corpus: Path, work: Path, extra: Sequence[str], python: str = sys.executable,
+             module: str = "larvatus.cli") -> dict:
     """One `larvatus run` in a subprocess: its summary's stage seconds, words and wall time."""
     output = work / "out"
-    command = [python, "-m", "larvatus.cli", "run", "--input", str(corpus),
+    command = [python, "-m", module, "run", "--input", str(corpus),
                "--output", str(output), "--progress", "off", "-q", "--device", "cpu",
                "--overwrite", *extra]
+    # A venv's interpreter (CHECKOUT/.venv/bin/python) runs from its checkout's root, where
+    # an older checkout's top-level packages import from.
+    venv_bin = Path(python).parent
+    root = venv_bin.parent.parent if venv_bin.name == "bin" and venv_bin.parent.name.startswith(".") \
+        else None
     started = time.perf_counter()
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, cwd=root)
     wall = time.perf_counter() - started
     summary = read_summary(str(output))
     return {"stage_seconds": summary["stage_seconds"], "words": summary["words"],
@@ -117,21 +123,24 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[argparse.Namespace
     parser.add_argument("--against", default=None, metavar="PYTHON",
                         help="also run this interpreter's larvatus (another checkout's venv), "
                              "repeats interleaved, and print the ratios against it")
+    parser.add_argument("--against-module", default="larvatus.cli", metavar="MODULE",
+                        help="the command-line module of the `--against` checkout (older "
+                             "checkouts: pipeline.cli, run from that checkout's root)")
     return parser.parse_args(argv), extra
 
 
 def measure(records: list, origin: str, args: argparse.Namespace, extra: Sequence[str]) -> dict:
     """Runs the repeats (interleaved with `--against`'s when given); returns the results."""
-    pythons = {"current": sys.executable}
+    pythons = {"current": (sys.executable, "larvatus.cli")}
     if args.against:
-        pythons["against"] = args.against
+        pythons["against"] = (args.against, args.against_module)
     runs: dict[str, list] = {name: [] for name in pythons}
     with tempfile.TemporaryDirectory(prefix="larvatus-cost-") as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         write_jsonl(records, corpus)
         for repeat in range(args.repeats):
             for name, python in pythons.items():
-                runs[name].append(run_once(corpus, Path(tmp), extra, python))
+                runs[name].append(run_once(corpus, Path(tmp), extra, *python))
                 found = figures(runs[name][-1])
                 print(f"run {repeat + 1} {name}: around {found['around_per_mw']:.2f} s per "
                       f"million words, infer {found['infer']:.2f} s", flush=True)
