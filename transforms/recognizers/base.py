@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from typing import Callable, Iterable, Optional
 
 from larvatus.transforms.records import EntitySpan
@@ -58,6 +59,25 @@ def line_window(text: str, start: int, end: int, before: int, after: int) -> tup
 
 
 def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") holding a `hint` match, in order (do not modify).
+
+    Found once per text and hint: the recognizers share hints (a digit, a four-digit year),
+    so the last text's lines are kept per hint, one text per thread.
+    """
+    memo = getattr(_LINES_MEMO, "memo", None)
+    if memo is None or memo[0] is not text:
+        memo = (text, {})
+        _LINES_MEMO.memo = memo
+    lines = memo[1].get(hint)
+    if lines is None:
+        lines = memo[1][hint] = _search_lines(hint, text)
+    return lines
+
+
+_LINES_MEMO = threading.local()
+
+
+def _search_lines(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     """[start, end) of each line ("\\n") holding a `hint` match, in order."""
     lines = []
     position = 0

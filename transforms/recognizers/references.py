@@ -23,7 +23,8 @@ _LAND_REFERENCE_RE = re.compile(
     rf"(?=[FKLPSfklps])(?<![\w-])(?i:plots?|parcels?|sheets?|lots?|flurst[üu]cke?|parcelles?|"
     rf"kadastra(?:al|le)|folio)(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*{_SLASHED}")
 _SLASH_HINT_RE = re.compile(r"[0-9A-Z]/[0-9A-Z]")
-_LAND_HINT_RE = re.compile(r"(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)")
+# The patterns' opening class, then their words' stems (`re` scans for the class).
+_LAND_HINT_RE = re.compile(r"(?=[FKLPSfklps])(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)")
 _LAND_BARE_RE = re.compile(   # "plot 288", "Flurstück 1234": three or more digits, no slash
     rf"(?=[FKPfkp])(?<![\w-])(?i:plots?|parcels?|flurst[üu]cke?|parcelles?)"
     rf"(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*(?P<code>[0-9]{{3,}}[A-Z]?)(?![\w/])")
