@@ -5,6 +5,8 @@ import random
 import re
 import threading
 
+import pytest
+
 from larvatus.transforms import separators
 from larvatus.transforms.recognizers import base, dates, identifiers, postal, references
 
@@ -66,3 +68,35 @@ def test_folding_skips_no_text_that_holds_something_to_fold():
         assert folded == _fold_everything(text), ascii(text)
         changed += folded != text
     assert changed > 1000    # the inputs do hold characters to fold
+
+
+def test_stem_letters_match_in_re_only_what_lower_case_finds():
+    """`re` matches a stem's letter case-insensitively only with characters whose lower case
+    is that letter, or with the characters that rule the stems out (`_NOT_LOWERED`)."""
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    letters = {ch for stems in base._HINT_STEMS.values() for stem in stems for ch in stem}
+    assert base._HINT_STEMS and letters
+    for ch in letters:
+        matched = set(re.findall(re.escape(ch), everything, re.IGNORECASE))
+        assert ch == ch.lower()
+        assert matched - set(base._NOT_LOWERED) <= {c for c in everything if c.lower() == ch}, ch
+
+
+_CUE_PIECES = ["Plot ", "PARCEL ", "sheet", "Lot", "Flurstück", "KADASTRAAL", "Folio", "zip",
+               "Postcode", "PLZ", "C.P.", "CP", "cap", "Código", "CODIGO", "P.O. Box", "BOX",
+               "Postfach", "postbus", "Postale", "Apartado", "B.P.", "Sort code", "S/C", "Date",
+               "dated", "DOB", "D.O.B", "born", "Birthday", "geboren", "Geb.", "Datum", "né",
+               "NÉE", "Naissance", "fecha", "Nacimiento", "data", "Nascita", "geboortedatum",
+               "\u017fheet", "\u212aadastra", "\u0130", "\u0131", "x", " ", "\n", "12", "é"]
+
+
+@pytest.mark.parametrize("hint", list(base._HINT_STEMS), ids=lambda h: h.pattern[:30])
+def test_hints_with_stems_find_every_line_a_full_search_finds(hint):
+    rng = random.Random(21)
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(_CUE_PIECES) for _ in range(rng.randint(0, 8)))
+        everywhere = base._search_lines(hint, text)
+        assert base.lines_with(hint, text) == everywhere, text
+        found += len(everywhere)
+    assert found > 20, found    # the pieces do hold matches
