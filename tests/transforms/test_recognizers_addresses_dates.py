@@ -167,7 +167,11 @@ def test_ordinary_numbers_are_not_codes(text):
 _FRAGMENTS = ["M20 6RT", "EC1A", " 1BB", "IL ", "62704", "-2345", "ZIP ", "PLZ: ", "80331",
               " München", "1012 AB", " Amsterdam", "P.O. Box ", "Postfach ", "10 02 03", ",",
               "\n", " ", "no. ", "31/1993", "/426", "plot ", "288/3", "sheet ", "11/15W.2",
-              "sort code ", "60-16-13", "x", "Flurstück ", "1234", "B.P. ", "rue"]
+              "sort code ", "60-16-13", "x", "Flurstück ", "1234", "B.P. ", "rue",
+              # other cases, and letters `re` matches case-insensitively with ASCII ones
+              "PLOT ", "Parcel No. ", "SHEET ", "Kadastrale ", "Folio ", "ZIP ", "Code postal ",
+              "C.P. ", "POSTLEITZAHL ", "BOX ", "Apartado ", "POSTBUS ", "\u017fheet ",
+              "\u212aadastraal ", "\u0130", "\u0131"]
 
 
 @pytest.mark.parametrize("pattern, hint", [

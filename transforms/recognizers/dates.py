@@ -5,7 +5,7 @@ import datetime
 import re
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window)
+    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window, with_stems)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -88,7 +88,8 @@ _COMPACT_DATE_RE = re.compile(
 _DATE_CUE_WORDS = (
     r"date|dated|dob|d\.o\.b|born|birth|birthday|geboren|geb\.|geburtsdatum|datum|né|née|"
     r"naissance|fecha|nacimiento|data|nascita|geboortedatum")
-_DATE_CUE = cue_pattern(_DATE_CUE_WORDS)
+_DATE_CUE = with_stems(cue_pattern(_DATE_CUE_WORDS),
+                       "dat|dob|d.o.b|born|birth|geb|né|naissance|fecha|nacimiento|nascita")
 _DATE_CUE_BEFORE = 32
 # Short dates that fractions, scores and versions also look like ("5/21", "21.5.21"), after
 # a date or validity cue: month and two-digit year, or day, month and two-digit year.

@@ -4,14 +4,15 @@ from __future__ import annotations
 import re
 
 from larvatus.transforms.recognizers.base import (
-    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window, with_stems)
 from larvatus.transforms.records import EntitySpan
 
 # "60-16-13", "60 16 13", "601613" on the line of "sort code" (before it, or after it in
 # "account 31926819, sort code 60-16-13").
 _SORT_CODE_RE = re.compile(
     r"(?=[0-9])(?<![\w.,/+-])[0-9]{2}(?P<sep>[- ]?)[0-9]{2}(?P=sep)[0-9]{2}(?![\w-])(?![.,/][0-9])")
-_SORT_CODE_CUE = cue_pattern(r"sort{H}?code|sorting{H}code|s/c".replace("{H}", H))
+_SORT_CODE_CUE = with_stems(cue_pattern(r"sort{H}?code|sorting{H}code|s/c".replace("{H}", H)),
+                            "sort|s/c")
 _SORT_CODE_CUE_BEFORE = 40
 # Case and registration numbers after "no." / "nos." / "n°" / "Nr." with at least one "/"
 # ("no. 31/1993/426/505"); plot, parcel, sheet and lot numbers after their word
@@ -23,7 +24,9 @@ _LAND_REFERENCE_RE = re.compile(
     rf"(?=[FKLPSfklps])(?<![\w-])(?i:plots?|parcels?|sheets?|lots?|flurst[üu]cke?|parcelles?|"
     rf"kadastra(?:al|le)|folio)(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*{_SLASHED}")
 _SLASH_HINT_RE = re.compile(r"[0-9A-Z]/[0-9A-Z]")
-_LAND_HINT_RE = re.compile(r"(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)")
+# The patterns' opening class, then their words' stems (`re` scans for the class).
+_LAND_HINT_RE = with_stems(re.compile(r"(?=[FKLPSfklps])(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)"),
+                           "plot|parcel|sheet|lot|flurst|kadastra|folio")
 _LAND_BARE_RE = re.compile(   # "plot 288", "Flurstück 1234": three or more digits, no slash
     rf"(?=[FKPfkp])(?<![\w-])(?i:plots?|parcels?|flurst[üu]cke?|parcelles?)"
     rf"(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*(?P<code>[0-9]{{3,}}[A-Z]?)(?![\w/])")
