@@ -1,7 +1,13 @@
 """Per-document language detection with py3langid (its model ships inside the package: no download)."""
 from __future__ import annotations
 
+import zlib
+from collections import Counter
 from functools import lru_cache
+from typing import Optional
+
+import numpy as np
+from py3langid.langid import LanguageIdentifier
 
 # Fewer letters than this say too little: the document is reported as undetermined.
 MIN_LETTERS = 20
@@ -19,10 +25,13 @@ UNDETERMINED = "und"
 
 @lru_cache(maxsize=1)
 def _identifier():
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    from py3langid.langid import MODEL_FILE
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
+    identifier = _FastIdentifier.from_model_file(MODEL_FILE)
     identifier.set_languages([code for code in LANGUAGES if code in identifier.nb_classes])
+    # The same weights laid out by feature (rows), so a document's rows are read in one piece.
+    identifier.nb_ptc = np.ascontiguousarray(identifier.nb_ptc)
+    identifier.tables = _dfa_tables(identifier)
     return identifier
 
 
@@ -40,7 +49,7 @@ def detect_language(text: str) -> str:
     sample = text[:10_000]
     if not _has_letters(sample, MIN_LETTERS):
         return UNDETERMINED
-    uncapitalised = " ".join(w for w in sample.split() if not w[:1].isupper())
+    uncapitalised = " ".join([w for w in sample.split() if not w[:1].isupper()])
     code, _ = _identifier().classify(uncapitalised if _has_letters(uncapitalised, MIN_LETTERS)
                                      else sample)
     return code
@@ -53,3 +62,59 @@ def _has_letters(text: str, least: int) -> bool:
         if found >= least:
             return True
     return found >= least
+
+
+# py3langid's byte automaton (Aho-Corasick over its byte n-grams) forgets everything but the
+# last SYNC_BYTES bytes: from any state, those bytes lead where they lead from the start
+# state (checked on the model whose tables have these CRC-32s: tests/transforms/test_language.py).
+SYNC_BYTES = 6
+MODEL_CRC32 = (655525188, 806020877, 2259536855)
+
+
+def _tables_crc32(nextmove: np.ndarray, rowbase: np.ndarray, output: np.ndarray) -> tuple:
+    return tuple(zlib.crc32(np.ascontiguousarray(a)) for a in (nextmove, rowbase >> 8, output))
+
+
+def _dfa_tables(identifier) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(next move, row base, output) as arrays, or None for a model not checked (see SYNC_BYTES)."""
+    nextmove = np.asarray(identifier.tk_nextmove, dtype=np.uint32)
+    rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
+    output = np.asarray(identifier.tk_output, dtype=np.int64)
+    if _tables_crc32(nextmove, rowbase, output) != MODEL_CRC32:
+        return None
+    return nextmove, rowbase, output
+
+
+def visit_counts(tables: tuple[np.ndarray, np.ndarray, np.ndarray], data: bytes) -> Counter:
+    """py3langid's `visit_counts` over `data` with numpy: {feature: count} in the order of
+    first occurrence, as its Counter holds them (an empty Counter where it returns None).
+
+    The state after each byte is the start state's walk over the SYNC_BYTES bytes ending
+    there (fewer at the text's start), done for every position at once."""
+    nextmove, rowbase, output = tables
+    codes = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+    head = min(len(codes), SYNC_BYTES - 1)
+    states = np.empty(len(codes), dtype=np.int64)
+    state = 0
+    for i in range(head):   # the first bytes, walked from the start
+        state = int(nextmove[rowbase[state] + codes[i]])
+        states[i] = state
+    if len(codes) > head:
+        walk = np.zeros(len(codes) - head, dtype=np.int64)
+        for k in range(SYNC_BYTES):
+            walk = nextmove[rowbase[walk] + codes[k:k + len(walk)]].astype(np.int64)
+        states[head:] = walk
+    features = output[states]
+    return Counter(features[features >= 0].tolist())
+
+
+class _FastIdentifier(LanguageIdentifier):
+    """py3langid's identifier with its byte walk in numpy (`visit_counts`); the same scores."""
+
+    tables = None
+
+    def _raw_score(self, text):
+        visits = visit_counts(self.tables, text) if self.tables is not None else None
+        if visits:
+            return self._sparse_score(visits, self.nb_ptc)
+        return super()._raw_score(text)

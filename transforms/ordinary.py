@@ -109,6 +109,9 @@ _PARTICLE_GAP_RE = re.compile(
     r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, NAME_PARTICLES), key=len, reverse=True))
     + r")[ \t]+|[dl]['’][ \t]*)")
 
+# Per-word predicates below are cached on (word, language): words repeat across documents.
+_CACHE_WORDS = 1 << 16
+
 _TOKEN_RE = re.compile(r"\w+(?:['’.&-]\w+)*\.?|[^\w\s]")
 _DIGIT_NEAR_RE = re.compile(r"\d")
 
@@ -137,6 +140,7 @@ def _bare(token: str) -> str:
     return token.rstrip(".").lower()
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def is_stop(token: str, language: str = "en") -> bool:
     """A function word of English or `language`; short capitals such as "US" are not."""
     bare = _bare(token)
@@ -145,6 +149,7 @@ def is_stop(token: str, language: str = "en") -> bool:
     return bare in stop_words(language)
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def is_ordinary(token: str, language: str = "en") -> bool:
     """A word that names nobody: a function word, greeting, role, heading or abbreviation."""
     greetings, roles, headings, _ = _listed()
@@ -154,16 +159,19 @@ def is_ordinary(token: str, language: str = "en") -> bool:
         or len(bare) >= 7 and bare.endswith(_NOUN_SUFFIXES.get(language, ()))
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def is_function_word(token: str, language: str = "en") -> bool:
     """A function word, greeting or role: never part of a name."""
     greetings, roles, _, _ = _listed()
     return is_stop(token, language) or _bare(token) in greetings or _bare(token) in roles
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def is_month_or_day(token: str) -> bool:
     return _bare(token) in _listed()[3]
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def is_punctuation(token: str) -> bool:
     """Punctuation or symbols only (a combining mark belongs to the word it sits on)."""
     return all(unicodedata.category(c)[0] in "PSZ" for c in token)
@@ -176,6 +184,7 @@ def looks_like_name(surface: str, language: str = "en") -> bool:
                and not is_month_or_day(t) for t in _TOKEN_RE.findall(surface))
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label: str) -> bool:
     """Whether a token at a model span's edge is left out of it (roles only before a PER)."""
     if is_punctuation(token):
@@ -191,17 +200,21 @@ def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan
                   language: str) -> bool:
     """Whether a span's remaining words are all ordinary (a span to drop)."""
     common = common_words()
-    near_digit = bool(_DIGIT_NEAR_RE.search(
-        text[max(0, span.start - 3):span.start] + " " + text[span.end:span.end + 3]))
     for token in tokens:
         if is_ordinary(token, language) or is_punctuation(token) or _DIGIT_NEAR_RE.search(token):
             continue   # a name's words hold letters only: "X11", "req=9bf5df1e92e6", "Article 6"
-        if is_month_or_day(token) and (weak or near_digit):
+        if is_month_or_day(token) and (weak or _near_digit(text, span)):
             continue
         if weak and _bare(token) in common:
             continue
         return False
     return True
+
+
+def _near_digit(text: str, span: EntitySpan) -> bool:
+    """A digit within three characters before or after a span."""
+    return bool(_DIGIT_NEAR_RE.search(
+        text[max(0, span.start - 3):span.start] + " " + text[span.end:span.end + 3]))
 
 
 def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan | None:
@@ -289,8 +302,8 @@ def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> 
     """A weak model span in lowercase right beside a capitalised model span of its own
     evidence ("misidentified" after "Brian Scott"): a word around a name, not a name (in
     lowercase chat, "linde verboom", it may be one)."""
-    surface = text[span.start:span.end]
-    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE \
+        and text[span.start:span.end].islower() \
         and any(_beside(text, span, other) and not text[other.start:other.end].islower()
                 for other in strong)
 
@@ -308,7 +321,7 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
                     key=lambda s: s.start)
     starts = [s.start for s in strong]
     cased = is_cased(text)
-    products = [m.span() for m in _PRODUCT_RE.finditer(text)]
+    products = [m.span() for m in _PRODUCT_RE.finditer(text)] if _PRODUCT_HINT_RE.search(text) else []
     return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
                  and not (cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
                  and not _field_label(text, s) and not _in_product(s, products))
@@ -351,7 +364,11 @@ def _field_label(text: str, span: EntitySpan) -> bool:
         return False
     if _CITATION_RE.match(text, span.end) and text[max(0, span.start - 2):span.start].strip():
         return True   # "15 U.S.C. §"
-    if not _LABEL_START_RE.search(text, max(0, span.start - 80), span.start):
+    before = max(0, span.start - 80)
+    window = text[before:span.start]
+    if before and "\n" not in window and "'s" not in window and "’s" not in window:
+        return False   # no line start nor possessive "'s" in reach: no label start
+    if not _LABEL_START_RE.search(text, before, span.start):
         return False
     surface = text[span.start:span.end]
     return _FIELD_NOUN_RE.match(text, span.end) is not None \
@@ -361,6 +378,9 @@ def _field_label(text: str, span: EntitySpan) -> bool:
 
 # Software product tokens (a User-Agent or Server header): "Mozilla/5.0 (X11; Linux x86_64)".
 _PRODUCT_RE = re.compile(r"(?<![\w/])[A-Za-z][\w.-]*/\d[\w.]*(?:[ \t]+\([^()\n]{1,200}\))?")
+
+# A product token holds "/" and a digit: texts without that pair hold none.
+_PRODUCT_HINT_RE = re.compile(r"/\d")
 
 
 def _in_product(span: EntitySpan, products: Sequence[tuple[int, int]]) -> bool:
@@ -409,14 +429,17 @@ def _particle_joins(text: str, last: EntitySpan, span: EntitySpan) -> bool:
     elided particle tagged alone ("d" + "' Heripon") joins the name after it."""
     if last.label not in MODEL_TYPES or span.label not in MODEL_TYPES or last.end > span.start:
         return False
-    gap = text[last.end:span.start]
-    first = _TOKEN_RE.match(text, span.start, span.end)
-    ending = text[last.start:last.end].rsplit(None, 1)[-1]
-    return not gap.strip(" \t") and (first is not None and first.group() in NAME_PARTICLES
-                                      or ending in NAME_PARTICLES
-                                      or _elided_name(text, span.start, span.end)) \
-        or _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start) is not None \
-        or _LONE_ELISION_RE.fullmatch(text, last.start, last.end) is not None \
+    between = text[last.end:span.start].strip(" \t")
+    if not between:
+        first = _TOKEN_RE.match(text, span.start, span.end)
+        if first is not None and first.group() in NAME_PARTICLES \
+                or text[last.start:last.end].rsplit(None, 1)[-1] in NAME_PARTICLES \
+                or _elided_name(text, span.start, span.end):
+            return True
+    # A particle gap holds one particle or elision (five characters at most) between spaces.
+    return len(between) <= 5 and _PARTICLE_GAP_RE.fullmatch(text, last.end, span.start) is not None \
+        or last.end - last.start <= 2 \
+        and _LONE_ELISION_RE.fullmatch(text, last.start, last.end) is not None \
         and _elided_name(text, last.start, span.end)
 
 

@@ -1,11 +1,11 @@
 """Resolve overlapping spans, propagate redacted surface forms, and rewrite text with placeholders."""
 from __future__ import annotations
 
-import re
-
+import bisect
 import hashlib
 import hmac
 import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
@@ -185,19 +185,19 @@ def propagate_mentions(
     Returns the new spans, marked `propagated`, with the score of their source.
     """
     doc_text = segmented.document.text
-    words = [doc_text[s:e] for s, e in zip(segmented.word_starts, segmented.word_ends)]
-    folded = [normalize_surface(w) for w in words]
-    word_at_start = {s: i for i, s in enumerate(segmented.word_starts)}
+    starts, ends = segmented.word_starts, segmented.word_ends
+    words = [doc_text[s:e] for s, e in zip(starts, ends)]
     covered = [False] * len(words)
     forms: dict[tuple[str, ...], EntitySpan] = {}
     for span in spans:
-        first = word_at_start.get(span.start)
+        first = bisect.bisect_left(starts, span.start)
+        first = first if first < len(starts) and starts[first] == span.start else None
         last = first
-        while last is not None and last < len(words) and segmented.word_starts[last] < span.end:
+        while last is not None and last < len(words) and starts[last] < span.end:
             covered[last] = covered[last] or is_redacted(span, labels)
             last += 1
         if first is not None and may_seed(doc_text, span, labels, language):
-            key = tuple(folded[first:last])
+            key = tuple(_folded(words[first:last]))
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
     if not forms:
@@ -205,9 +205,10 @@ def propagate_mentions(
     by_first_word: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     for key in forms:
         by_first_word[key[0]].append(key)
+    folded = _folded(words)
     found: list[EntitySpan] = []
-    for i, word in enumerate(folded):
-        for key in by_first_word.get(word, ()):
+    for i in [i for i, word in enumerate(folded) if word in by_first_word]:
+        for key in by_first_word[folded[i]]:
             j = i + len(key)
             if j > len(words) or tuple(folded[i:j]) != key or any(covered[i:j]):
                 continue
@@ -216,9 +217,27 @@ def propagate_mentions(
             if len(key) == 1 and not source_is_lower and words[i].islower():
                 continue
             found.append(replace(
-                source, start=segmented.word_starts[i], end=segmented.word_ends[j - 1],
-                propagated=True))
+                source, start=starts[i], end=ends[j - 1], propagated=True))
     return tuple(found)
+
+
+class _FoldedWords(dict):
+    """`normalize_surface` of each word string met, computed once (words repeat)."""
+
+    def __missing__(self, word: str) -> str:
+        folded = self[word] = normalize_surface(word)
+        return folded
+
+
+_FOLDED = _FoldedWords()
+_FOLDED_MAX = 200_000   # then the cache starts again: bounded memory
+
+
+def _folded(words: Sequence[str]) -> list[str]:
+    """`normalize_surface` of each word, from a bounded cache."""
+    if len(_FOLDED) > _FOLDED_MAX:
+        _FOLDED.clear()
+    return [_FOLDED[word] for word in words]
 
 
 def pseudonym(label: str, surface: str, key: bytes) -> str:
@@ -412,9 +431,10 @@ def redact(
     spans = tuple(s for s in refine_spans(text, spans, language)
                   if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)
-    if policy.propagate:
-        spans = resolve_overlaps(
-            spans + propagate_mentions(segmented, spans, policy.labels, language), policy.labels)
+    propagated = propagate_mentions(segmented, spans, policy.labels, language) \
+        if policy.propagate else ()
+    if propagated:
+        spans = resolve_overlaps(spans + propagated, policy.labels)
     spans = join_name_lists(text, spans, policy.labels)
     spans = apply_name_rules(text, spans, policy.labels)
     spans = without_kept_terms(text, spans, policy.keep_terms)

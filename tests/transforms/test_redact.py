@@ -83,6 +83,21 @@ def test_propagate_finds_later_mention():
     assert text[27:40] == "Angela Merkel"
 
 
+def test_the_folded_word_cache_stays_bounded_and_folds_as_normalize_surface(monkeypatch):
+    from larvatus.transforms import redact as module
+
+    monkeypatch.setattr(module, "_FOLDED_MAX", 3)
+    monkeypatch.setattr(module, "_FOLDED", module._FoldedWords())
+    text = "ZO\u00adË spoke. Later zoë and Zoe\u0308 left, then Zoë."
+    detected = span_of(text, "ZO\u00adË", "PER", 0.93)
+    for _ in range(3):
+        found = propagate_mentions(seg(text), [detected], ALL)
+        assert [text[s.start:s.end] for s in found] == ["Zoe\u0308", "Zoë"]
+        assert len(module._FOLDED) <= 3 + len(text.split()) + 2
+    words = ["Zoë", "ZO\u00adË", "Straße", "ﬁne", "x"]
+    assert module._folded(words) == [normalize_surface(w) for w in words]
+
+
 def test_propagate_finds_earlier_mention_too():
     text = "Angela Merkel spoke. Later Angela Merkel left."
     detected = span_of(text, "Angela Merkel", "PER", 0.93, occurrence=1)
