@@ -36,7 +36,15 @@ def common_words() -> frozenset[str]:
     return frozenset(w.lower() for w in STOP_WORDS) | frozenset(_EXTRA_COMMON.split())
 
 
-_DIGIT = re.compile(r"\d")
+_DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other character one
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _folded(text: str) -> str:
+    """`fold_separators(text)` (one character for one: the same offsets), folding the whole
+    text only when one of its non-ASCII characters folds: ASCII characters never do."""
+    rare = "".join(_NON_ASCII.findall(text))
+    return text if fold_separators(rare) == rare else fold_separators(text)
 
 
 # A _WORD match, in group "word", unless its first letter is an ASCII lowercase one: a match
@@ -68,8 +76,8 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
         return taken.find(1, start, end) == -1
 
     findings: list[AuditFinding] = []
-    folded = fold_separators(redacted_text)    # one character for one: the same offsets
-    at_sign, digit = "@" in folded, _DIGIT.search(folded) is not None
+    at_sign, digit = "@" in redacted_text, _DIGIT.search(redacted_text) is not None
+    folded = _folded(redacted_text) if at_sign or digit else redacted_text
     for kind, pattern, present in ((AuditKind.EMAIL, _EMAIL, at_sign),
                                    (AuditKind.HANDLE, _HANDLE, at_sign),
                                    (AuditKind.DIGITS, _DIGITS, digit)):

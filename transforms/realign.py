@@ -312,7 +312,8 @@ def realign(
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
     runs = _runs(labels, argmax, scheme, _Words(text, starts, ends))
-    thresholds = {entity: decision.threshold_for(entity) - 1e-6 for _, _, entity in runs}
+    thresholds = {entity: decision.threshold_for(entity) - 1e-6
+                  for entity in {entity for _, _, entity in runs}}
     spans = tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
