@@ -241,6 +241,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     """
     relabelled = labels != argmax
     own = decode_label_runs(np.where(relabelled, -1, labels), scheme)
+    if not relabelled.any():
+        return own   # sorted already: nothing to join
     lent = decode_label_runs(np.where(relabelled, labels, -1), scheme)
     by_end = {last: k for k, (_, last, _) in enumerate(own)}
     by_start = {first: k for k, (first, _, _) in enumerate(own)}
