@@ -10,6 +10,8 @@ from larvatus.transforms.separators import fold_separators
 
 
 _WORD = re.compile(r"[^\W\d_][\w'’\-.]*", re.UNICODE)
+_WORD_CHARS = r"\w'’\-."      # a run of these holds at most one _WORD match: from its first
+_NOT_LETTERS = r"\d_'’\-."    # [^\W\d_] character (a "letter") to the run's end
 # Five or more digits joined by at most one space, dash, dot or slash, or a spaced dash,
 # matched on the text with its separators folded (U+00A0, U+202F, en dash, ... count too).
 _DIGITS = re.compile(r"(?<![\w])\d(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
@@ -32,6 +34,22 @@ def common_words() -> frozenset[str]:
     from spacy.lang.en.stop_words import STOP_WORDS
 
     return frozenset(w.lower() for w in STOP_WORDS) | frozenset(_EXTRA_COMMON.split())
+
+
+_DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other character one
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _folded(text: str) -> str:
+    """`fold_separators(text)` (one character for one: the same offsets), folding the whole
+    text only when one of its non-ASCII characters folds: ASCII characters never do."""
+    rare = "".join(_NON_ASCII.findall(text))
+    return text if fold_separators(rare) == rare else fold_separators(text)
+
+
+# A _WORD match, in group "word", unless its first letter is an ASCII lowercase one: a match
+# opens at the first [^\W\d_] character (a "letter") of a run of _WORD_CHARS and ends with it.
+_CANDIDATE = re.compile(rf"(?<![{_WORD_CHARS}])[{_NOT_LETTERS}]*(?P<word>[^\W\d_a-z][{_WORD_CHARS}]*)")
 
 
 def _sentence_initial(text: str, start: int) -> bool:
@@ -58,20 +76,22 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
         return taken.find(1, start, end) == -1
 
     findings: list[AuditFinding] = []
-    folded = fold_separators(redacted_text)    # one character for one: the same offsets
-    for kind, pattern in ((AuditKind.EMAIL, _EMAIL), (AuditKind.HANDLE, _HANDLE),
-                          (AuditKind.DIGITS, _DIGITS)):
-        for match in pattern.finditer(folded):
+    at_sign, digit = "@" in redacted_text, _DIGIT.search(redacted_text) is not None
+    folded = _folded(redacted_text) if at_sign or digit else redacted_text
+    for kind, pattern, present in ((AuditKind.EMAIL, _EMAIL, at_sign),
+                                   (AuditKind.HANDLE, _HANDLE, at_sign),
+                                   (AuditKind.DIGITS, _DIGITS, digit)):
+        for match in pattern.finditer(folded) if present else ():
             start, end = match.span()
             if free(start, end):
                 findings.append(AuditFinding(start, end, kind.value))
                 taken[start:end] = b"\x01" * (end - start)
     common = common_words()
-    for match in _WORD.finditer(redacted_text):
-        start = match.start()
+    for match in _CANDIDATE.finditer(redacted_text):
+        start = match.start("word")
         if not redacted_text[start].isupper():   # a word opens with a letter, never stripped
             continue
-        word = match.group().rstrip(".-'’")
+        word = match.group("word").rstrip(".-'’")
         end = start + len(word)
         if word.lower() in common:
             continue
@@ -113,6 +133,7 @@ _LABEL_BEFORE = re.compile(
 # 殿, 君) and Korean (씨, 님); the name is the (up to three) letters before the title.
 _TITLE_AFTER = re.compile(r"先生|女士|小姐|様|さん|殿|씨|님")
 _UNCASED_LETTER = re.compile(_UNCASED)
+_UNCASED_RANGE = re.compile(f"[{_UNCASED_RANGES}]")
 _NAME_BEFORE_TITLE = 3
 
 
@@ -121,6 +142,8 @@ def uncased_names(text: str) -> Iterable[tuple[int, int]]:
     Indic, CJK, Hangul, ...) right after a title or form label ("Name: محمد", "السيد محمد
     علي", "姓名：王小明") or right before a title written after the name ("王小明先生",
     "田中様", "김민수 씨"): up to three words after, up to three letters before."""
+    if _UNCASED_RANGE.search(text) is None:   # every match holds such a letter
+        return
     position = 0     # searched line by line, only on the lines holding such a letter
     while (letter := _UNCASED_LETTER.search(text, position)) is not None:
         line_start = text.rfind("\n", 0, letter.start()) + 1

@@ -162,23 +162,37 @@ class WordPieces:
 
     def pieces(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(piece ids, the word of each piece) for one document's words."""
-        found = {word: self._known.get(word) for word in words}
-        new = [word for word, ids in found.items() if ids is None]
-        if new:
+        per_word = list(map(self._known.get, words))
+        if None in per_word:
+            new = list(dict.fromkeys(w for w, ids in zip(words, per_word) if ids is None))
             encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
             owner = np.asarray(encoding.word_ids, dtype=np.int64)
             ids = encoding.ids
             bounds = np.searchsorted(owner, np.arange(len(new) + 1)).tolist()
             if len(self._known) + len(new) > self._max_words:
                 self._known = {}
-            for i, word in enumerate(new):
-                found[word] = tuple(ids[bounds[i]:bounds[i + 1]])
-                if len(self._known) < self._max_words:
-                    self._known[word] = found[word]
-        per_word = [found[word] for word in words]
+            learnt = {word: tuple(ids[bounds[i]:bounds[i + 1]]) for i, word in enumerate(new)}
+            if len(self._known) + len(learnt) <= self._max_words:
+                self._known.update(learnt)
+            per_word = [learnt[w] if ids is None else ids for w, ids in zip(words, per_word)]
         lengths = np.fromiter(map(len, per_word), np.int64, len(per_word))
         ids = np.fromiter(chain.from_iterable(per_word), np.int64, int(lengths.sum()))
         return ids, np.repeat(np.arange(len(per_word), dtype=np.int64), lengths)
+
+
+class _Casings(dict):
+    """`casing_type` of each word string met, remembered (at most `MAX_CASINGS` of them)."""
+
+    def __missing__(self, word: str) -> int:
+        value = casing_type(word)
+        if len(self) >= MAX_CASINGS:
+            self.clear()
+        self[word] = value
+        return value
+
+
+MAX_CASINGS = 100_000
+_CASINGS = _Casings()
 
 
 def encode_many(
@@ -207,7 +221,7 @@ def encode_many(
             words = [visible(word) for word in words]
         ids, word_of_piece = word_pieces.pieces(words)
         if settings.type_ids == TYPE_IDS_CASING:
-            word_types = np.fromiter((casing_type(w) for w in words), np.int64, len(words))
+            word_types = np.fromiter(map(_CASINGS.__getitem__, words), np.int64, len(words))
         else:
             word_types = np.zeros(len(words), dtype=np.int64)
         windows = _build_windows(ids, word_of_piece, word_types, settings)

@@ -1,12 +1,15 @@
 """Merge window predictions, realign subword tags to words, and decode entity spans."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 from typing import Optional, Sequence
 
 import numpy as np
 
-from larvatus.transforms.labels import LabelScheme, decode_spans
+from larvatus.transforms.labels import LabelScheme, Tag
 from larvatus.transforms.ordinary import NAME_PARTICLES, is_function_word
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
 
@@ -166,19 +169,54 @@ def decide_redaction(
     return labels.astype(np.int64), flagged
 
 
+@lru_cache(maxsize=16)
+def _tag_table(tags: tuple[Tag, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Per label index, and one more for "no tag": entity number (-1 for none), whether the
+    tag opens a span (B, S) and whether it closes one (E, S); and the entity names."""
+    names = tuple(sorted({tag.entity for tag in tags if tag.entity is not None}))
+    entity = np.array([-1 if t.entity is None else names.index(t.entity) for t in tags] + [-1])
+    opens = np.array([t.role in ("B", "S") for t in tags] + [False])
+    closes = np.array([t.role in ("E", "S") for t in tags] + [False])
+    return entity, opens, closes, names
+
+
 def decode_label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> list[tuple[int, int, str]]:
-    """`decode_spans` of the words' tags (label index per word, -1 for none), read only where
-    entity tags stand: an O or a missing tag closes any span, so each run of entity tags
-    decodes on its own and the O words between them cost nothing."""
-    entity = np.array([tag.entity is not None for tag in scheme.tags] + [False])
-    inside = entity[np.where(word_labels >= 0, word_labels, len(scheme.tags))]
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], inside, [False])).astype(np.int8)))
-    spans: list[tuple[int, int, str]] = []
-    tags = scheme.tags
-    for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-        spans.extend((a + first, a + last, label) for first, last, label
-                     in decode_spans([tags[i] for i in word_labels[a:b].tolist()]))
-    return spans
+    """`decode_spans` of the words' tags (label index per word, -1 for none), over whole arrays:
+    a word opens a span when its tag is B or S, or follows no open span of its type (O, no
+    tag, E, S or another type before it); the span runs until the next word that opens one
+    or has no entity tag."""
+    entity_of, opens, closes, names = _tag_table(scheme.tags)
+    index = np.where(word_labels >= 0, word_labels, len(scheme.tags))
+    entity = entity_of[index]
+    in_entity = entity >= 0
+    open_before = np.zeros(len(index), dtype=bool)
+    open_before[1:] = in_entity[:-1] & ~closes[index[:-1]] & (entity[:-1] == entity[1:])
+    starts = in_entity & (opens[index] | ~open_before)
+    breaks = np.flatnonzero(np.append(~in_entity | starts, True))
+    firsts = np.flatnonzero(starts)
+    lasts = breaks[np.searchsorted(breaks, firsts, side="right")]
+    return list(zip(firsts.tolist(), lasts.tolist(),
+                    [names[k] for k in entity[firsts].tolist()]))
+
+
+def _span_mean(scores: np.ndarray, first: int, last: int) -> float:
+    """`float(scores[first:last].mean())` for float32 scores, without `mean`'s overhead:
+    the same float32 sum, divided in double precision and rounded to float32 as `mean` does."""
+    if last - first == 1:
+        return float(scores[first])
+    if scores.dtype != np.float32:
+        return float(scores[first:last].mean())
+    return float(np.float32(float(np.add.reduce(scores[first:last])) / (last - first)))
+
+
+def _span_max(values: np.ndarray, runs: Sequence[tuple[int, int, str]]) -> list[float]:
+    """`float(values[first:last].max())` for each of sorted, disjoint, non-empty runs."""
+    if not runs:
+        return []
+    bounds = np.fromiter(chain.from_iterable((first, last) for first, last, _ in runs),
+                         np.int64, 2 * len(runs))
+    padded = np.append(values, values[:1])   # a run may end at len(values)
+    return np.maximum.reduceat(padded, bounds)[0::2].tolist()
 
 
 def decode_entities(
@@ -190,7 +228,7 @@ def decode_entities(
     return tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
-            score=float(word_scores[first:last].mean()))
+            score=_span_mean(word_scores, first, last))
         for first, last, entity in decode_label_runs(word_labels, scheme))
 
 
@@ -203,6 +241,8 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     """
     relabelled = labels != argmax
     own = decode_label_runs(np.where(relabelled, -1, labels), scheme)
+    if not relabelled.any():
+        return own   # sorted already: nothing to join
     lent = decode_label_runs(np.where(relabelled, labels, -1), scheme)
     by_end = {last: k for k, (_, last, _) in enumerate(own)}
     by_start = {first: k for k, (first, _, _) in enumerate(own)}
@@ -273,14 +313,16 @@ def realign(
     scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
-    spans = []
-    for first, last, entity in _runs(labels, argmax, scheme, _Words(text, starts, ends)):
-        decided = float(mass[first:last].max())
-        spans.append(EntitySpan(
+    runs = _runs(labels, argmax, scheme, _Words(text, starts, ends))
+    thresholds = {entity: decision.threshold_for(entity) - 1e-6
+                  for entity in {entity for _, _, entity in runs}}
+    spans = tuple(
+        EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
-            score=float(scores[first] if last - first == 1 else scores[first:last].mean()),
-            redacted=decision.decides(entity, decided), decision_score=decided))
-    return _with_content(tuple(spans), text)
+            score=_span_mean(scores, first, last),
+            redacted=decided >= thresholds[entity], decision_score=decided)
+        for (first, last, entity), decided in zip(runs, _span_max(mass, runs)))
+    return _with_content(spans, text)
 
 
 class _Words:
@@ -296,4 +338,8 @@ class _Words:
 def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:
     """Drops spans without a letter or digit: a lone "-" tagged as a name names nobody, and
     redacting it would spread to every other "-" by propagation."""
-    return tuple(s for s in spans if any(c.isalnum() for c in text[s.start:s.end]))
+    return tuple(s for s in spans if text[s.start:s.start + 1].isalnum()
+                 or _ALNUM.search(text, s.start, s.end) is not None)
+
+
+_ALNUM = re.compile(r"[^\W_]")   # what str.isalnum() accepts: \w is isalnum() or "_"

@@ -8,7 +8,8 @@ import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
 
-from larvatus.transforms.chars import CONTROL_CHAR, HIDDEN, is_separator
+from larvatus.transforms.chars import (
+    CONTROL, CONTROL_CHAR, DEFAULT_IGNORABLE, HIDDEN, is_separator)
 from larvatus.transforms.records import Document, SegmentedDocument
 
 
@@ -91,6 +92,9 @@ def _long_chunk_words() -> re.Pattern:
         rf"[\w{marks}]+|{SYMBOL_RUN}|(.)\1{{0,{SAME_CHAR_RUN - 1}}}", re.DOTALL)
 
 
+_HIDDEN_CHAR = re.compile(f"[{CONTROL}{DEFAULT_IGNORABLE}]")   # HIDDEN, found faster
+
+
 class Shadow:
     """The text as spaCy and the model see it, and the way back to the original's offsets.
 
@@ -105,7 +109,7 @@ class Shadow:
         self.original = text
         self._drop_at: list[int] = []   # shadow index before which a dropped run stood
         self._dropped: list[int] = []   # characters dropped up to and including that run
-        if HIDDEN.search(text) is None:
+        if _HIDDEN_CHAR.search(text) is None:
             self.text = text
             return
         pieces: list[str] = []
@@ -152,13 +156,17 @@ class Shadow:
 
 
 def _spacy_words(text: str, begin: int, end: int, starts: list[int], ends: list[int]) -> None:
+    """spaCy's words of text[begin:end], read from the Doc's arrays rather than Token by Token."""
     if begin >= end:
         return
-    for token in english_tokenizer()(text[begin:end]):
-        if token.is_space:
-            continue
-        starts.append(begin + token.idx)
-        ends.append(begin + token.idx + len(token.text))
+    tokenizer = english_tokenizer()   # spaCy imported first, PyTorch hidden
+    from spacy.attrs import IDX, IS_SPACE, LENGTH
+
+    table = tokenizer(text[begin:end]).to_array([IDX, LENGTH, IS_SPACE])
+    table = table[table[:, 2] == 0]
+    word_starts = table[:, 0] + begin
+    starts += word_starts.tolist()
+    ends += (word_starts + table[:, 1]).tolist()
 
 
 def _shadow_words(text: str) -> tuple[list[int], list[int]]:
