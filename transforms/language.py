@@ -76,7 +76,11 @@ def _tables_crc32(nextmove: np.ndarray, rowbase: np.ndarray, output: np.ndarray)
 
 
 def _dfa_tables(identifier) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(next move, row base, output) as arrays, or None for a model not checked (see SYNC_BYTES)."""
+    """(next move, row base, output) as arrays, or None for a model not checked (see SYNC_BYTES)
+    or a py3langid whose internals differ from those this walk stands in for."""
+    if not all(hasattr(identifier, name) for name in
+               ("tk_nextmove", "_rowbase", "tk_output", "_sparse_score", "_raw_score")):
+        return None
     nextmove = np.asarray(identifier.tk_nextmove, dtype=np.uint32)
     rowbase = np.asarray(identifier._rowbase, dtype=np.int64)
     output = np.asarray(identifier.tk_output, dtype=np.int64)

@@ -94,3 +94,13 @@ def test_a_model_other_than_the_checked_one_keeps_py3langids_walk():
     changed = output.copy()
     changed[0] += 1
     assert language._tables_crc32(nextmove, rowbase, changed) != language.MODEL_CRC32
+
+
+def test_a_py3langid_without_the_tables_the_walk_reads_keeps_its_own_walk():
+    class Other:   # a py3langid version whose identifier lays its automaton out otherwise
+        tk_nextmove = tk_output = ()
+
+        def _raw_score(self, text):
+            return None
+
+    assert language._dfa_tables(Other()) is None
