@@ -37,14 +37,6 @@ def common_words() -> frozenset[str]:
 
 
 _DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other character one
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-
-
-def _folded(text: str) -> str:
-    """`fold_separators(text)` (one character for one: the same offsets), folding the whole
-    text only when one of its non-ASCII characters folds: ASCII characters never do."""
-    rare = "".join(_NON_ASCII.findall(text))
-    return text if fold_separators(rare) == rare else fold_separators(text)
 
 
 # A _WORD match, in group "word", unless its first letter is an ASCII lowercase one: a match
@@ -77,7 +69,8 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
 
     findings: list[AuditFinding] = []
     at_sign, digit = "@" in redacted_text, _DIGIT.search(redacted_text) is not None
-    folded = _folded(redacted_text) if at_sign or digit else redacted_text
+    # One character for one: the same offsets (the text itself when nothing in it folds).
+    folded = fold_separators(redacted_text) if at_sign or digit else redacted_text
     for kind, pattern, present in ((AuditKind.EMAIL, _EMAIL, at_sign),
                                    (AuditKind.HANDLE, _HANDLE, at_sign),
                                    (AuditKind.DIGITS, _DIGITS, digit)):

@@ -107,10 +107,3 @@ def test_spans_without_a_letter_or_digit_are_dropped_as_any_isalnum_drops_them()
     expected = tuple(s for s in spans if any(c.isalnum() for c in text[s.start:s.end]))
     assert realign_lib._with_content(spans, text) == expected
     assert re.search(r"\w", "_") and not realign_lib._ALNUM.search("_")
-
-
-def test_audit_folds_text_as_fold_separators_does():
-    from larvatus.transforms.separators import fold_separators
-    texts = _random_texts(17, 300) + ["4111\u00a01111\u20131111", "١٢٣٤٥ x", "naïve café", ""]
-    for text in texts:
-        assert audit_lib._folded(text) == fold_separators(text), repr(text)
