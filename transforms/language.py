@@ -30,7 +30,8 @@ def _identifier():
     identifier = _FastIdentifier.from_model_file(MODEL_FILE)
     identifier.set_languages([code for code in LANGUAGES if code in identifier.nb_classes])
     # The same weights laid out by feature (rows), so a document's rows are read in one piece.
-    identifier.nb_ptc = np.ascontiguousarray(identifier.nb_ptc)
+    # In float32: py3langid's product casts its float16 rows to float32 for every document.
+    identifier.nb_ptc = np.ascontiguousarray(identifier.nb_ptc, dtype=np.float32)
     identifier.tables = _dfa_tables(identifier)
     return identifier
 
@@ -91,7 +92,38 @@ def _dfa_tables(identifier) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray
 
 def visit_counts(tables: tuple[np.ndarray, np.ndarray, np.ndarray], data: bytes) -> Counter:
     """py3langid's `visit_counts` over `data` with numpy: {feature: count} in the order of
-    first occurrence, as its Counter holds them (an empty Counter where it returns None).
+    first occurrence, as its Counter holds them (an empty Counter where it returns None)."""
+    return Counter(_features(tables, data).tolist())
+
+
+def feature_counts(tables: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """`visit_counts` as two arrays, features (intp) and their counts (float32), in the
+    order of first occurrence: what py3langid's `_sparse_score` reads from the Counter."""
+    features = _features(tables, data)
+    n = len(features)
+    if not n:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float32)
+    # Sorted by feature, then position: each feature, position packed in one integer (a plain
+    # sort is several times faster than a stable argsort).
+    position_bits = n.bit_length()
+    if int(features.max()).bit_length() + position_bits <= 62:
+        keyed = np.sort((features << position_bits) | np.arange(n, dtype=np.int64))
+        ordered, positions = keyed >> position_bits, keyed & ((1 << position_bits) - 1)
+    else:
+        positions = np.argsort(features, kind="stable")
+        ordered = features[positions]
+    head = np.empty(n, dtype=bool)
+    head[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    counts = np.diff(starts, append=n)
+    order = np.argsort(positions[starts])   # first positions differ: one order only
+    return ordered[starts][order].astype(np.intp), counts[order].astype(np.float32)
+
+
+def _features(tables: tuple[np.ndarray, np.ndarray, np.ndarray], data: bytes) -> np.ndarray:
+    """The feature met after each byte of `data` that ends one, in byte order.
 
     The state after each byte is the start state's walk over the SYNC_BYTES bytes ending
     there (fewer at the text's start), done for every position at once."""
@@ -109,16 +141,17 @@ def visit_counts(tables: tuple[np.ndarray, np.ndarray, np.ndarray], data: bytes)
             walk = nextmove[rowbase[walk] + codes[k:k + len(walk)]].astype(np.int64)
         states[head:] = walk
     features = output[states]
-    return Counter(features[features >= 0].tolist())
+    return features[features >= 0]
 
 
 class _FastIdentifier(LanguageIdentifier):
-    """py3langid's identifier with its byte walk in numpy (`visit_counts`); the same scores."""
+    """py3langid's identifier with its byte walk in numpy (`feature_counts`); the same scores."""
 
     tables = None
 
     def _raw_score(self, text):
-        visits = visit_counts(self.tables, text) if self.tables is not None else None
-        if visits:
-            return self._sparse_score(visits, self.nb_ptc)
+        if self.tables is not None:
+            features, counts = feature_counts(self.tables, text)
+            if len(features):   # py3langid's `_sparse_score` on the same arrays
+                return np.log1p(counts) @ self.nb_ptc[features] + self.nb_pc
         return super()._raw_score(text)

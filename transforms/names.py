@@ -49,7 +49,23 @@ _NAME_WORD_RE = re.compile(r"\S+")
 # The firm pattern tries up to four capitalised words and then every legal form at each
 # word start: it was 60% of the redact stage. A match holds horizontal space right before a
 # legal form and never a line break, so it runs only on the lines where such a spot exists.
-_FORM_HINT_RE = re.compile(rf"{_H}{_LEGAL}")
+#
+# The hint is `_H` then `_LEGAL`, with the case-insensitive forms grouped by their first letter
+# (the same matches at the same places): `re` then tries about a dozen letters at each space,
+# not some fifty forms, and a lookahead on those letters (in any case, as the forms match them)
+# rejects most spaces at once.
+def _by_first_letter(forms: str) -> str:
+    """`forms` ("a|b|..." of literals opening with a letter) as one group per first letter."""
+    groups: dict[str, list[str]] = {}
+    for form in forms.split("|"):
+        groups.setdefault(form[0].lower(), []).append(form[1:])
+    return "|".join(f"{letter}(?:{'|'.join(rests)})" for letter, rests in groups.items())
+
+
+_LEGAL_FIRST_LETTERS = "".join(sorted({form[0].lower() for form in _LEGAL_ANY_CASE.split("|")}))
+_FORM_HINT_RE = re.compile(
+    rf"{_H}(?:(?=(?i:[{_LEGAL_FIRST_LETTERS}]))(?i:{_by_first_letter(_LEGAL_ANY_CASE)})(?!\w)"
+    rf"|(?:{_LEGAL_EXACT})(?![\w/]))")
 # Institutions named after their place: "County Court at Glasgow", "University of Leeds".
 _INSTITUTIONS = frozenset(
     "court courts tribunal university college school academy institute hospital clinic "
@@ -175,9 +191,7 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
             continue
         # The particle may already be in the span ("Frankfurt am" tagged LOC).
         line_end = text.find("\n", span.end)
-        m = next((m for m in _PLACE_PARTICLE_RE.finditer(
-            text, span.start, len(text) if line_end < 0 else line_end)
-            if m.start() <= span.end < m.end("word")), None)
+        m = _particle_at(text, span, len(text) if line_end < 0 else line_end)
         if not m or not m.group("word")[0].isupper() or m.group("word").lower() in common \
                 or m.group("word").lower() in _GERMAN_DATES:
             continue
@@ -185,6 +199,17 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
         if parts is not None:
             out = _extend(out, i, m.end(), parts)
     return tuple(out)
+
+
+def _particle_at(text: str, span: EntitySpan, line_end: int) -> Optional[re.Match]:
+    """The first place particle and word on the span's line that starts by the span's end and
+    ends after it; matches come by start, so the search stops at the first starting later."""
+    for m in _PLACE_PARTICLE_RE.finditer(text, span.start, line_end):
+        if m.start() > span.end:
+            return None
+        if span.end < m.end("word"):
+            return m
+    return None
 
 
 _GERMAN_DATES = frozenset(

@@ -177,6 +177,7 @@ def is_punctuation(token: str) -> bool:
     return all(unicodedata.category(c)[0] in "PSZ" for c in token)
 
 
+@lru_cache(maxsize=_CACHE_WORDS)
 def looks_like_name(surface: str, language: str = "en") -> bool:
     """Whether a surface form may name someone: it holds a word of two or more characters
     with a letter that is no ordinary word (so "the", "of", "Hi" never spread)."""

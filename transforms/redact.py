@@ -187,17 +187,19 @@ def propagate_mentions(
     doc_text = segmented.document.text
     starts, ends = segmented.word_starts, segmented.word_ends
     words = [doc_text[s:e] for s, e in zip(starts, ends)]
-    covered = [False] * len(words)
+    folded = _folded(words)
+    covered = [False] * len(starts)
     forms: dict[tuple[str, ...], EntitySpan] = {}
     for span in spans:
+        if not is_redacted(span, labels):
+            continue   # it covers no word and seeds nothing
         first = bisect.bisect_left(starts, span.start)
-        first = first if first < len(starts) and starts[first] == span.start else None
-        last = first
-        while last is not None and last < len(words) and starts[last] < span.end:
-            covered[last] = covered[last] or is_redacted(span, labels)
-            last += 1
-        if first is not None and may_seed(doc_text, span, labels, language):
-            key = tuple(_folded(words[first:last]))
+        if first == len(starts) or starts[first] != span.start:
+            continue   # a span that opens inside a word covers no word and seeds nothing
+        last = bisect.bisect_left(starts, span.end, first)   # the words starting before its end
+        covered[first:last] = [True] * (last - first)
+        if may_seed(doc_text, span, labels, language):
+            key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
     if not forms:
@@ -205,12 +207,11 @@ def propagate_mentions(
     by_first_word: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     for key in forms:
         by_first_word[key[0]].append(key)
-    folded = _folded(words)
     found: list[EntitySpan] = []
     for i in [i for i, word in enumerate(folded) if word in by_first_word]:
         for key in by_first_word[folded[i]]:
             j = i + len(key)
-            if j > len(words) or tuple(folded[i:j]) != key or any(covered[i:j]):
+            if j > len(words) or tuple(folded[i:j]) != key or True in covered[i:j]:
                 continue
             source = forms[key]
             source_is_lower = doc_text[source.start:source.end].islower()
@@ -428,8 +429,9 @@ def redact(
     """
     text = segmented.document.text
     terms = term_spans(text, policy.always_redact)
-    spans = tuple(s for s in refine_spans(text, spans, language)
-                  if not any(t.contains(s) for t in terms)) + terms
+    spans = refine_spans(text, spans, language)
+    if terms:
+        spans = tuple(s for s in spans if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)
     propagated = propagate_mentions(segmented, spans, policy.labels, language) \
         if policy.propagate else ()
@@ -439,6 +441,7 @@ def redact(
     spans = apply_name_rules(text, spans, policy.labels)
     spans = without_kept_terms(text, spans, policy.keep_terms)
     redacted_text, replacements = redact_text(text, spans, policy)
-    final = tuple(span if span.redacted == is_redacted(span, policy.labels)
-                  else replace(span, redacted=not span.redacted) for span in spans)
+    # `redacted` set where `is_redacted` holds: only an unmarked span of a redacted label changes.
+    final = tuple(span if span.redacted or span.label not in policy.labels
+                  else replace(span, redacted=True) for span in spans)
     return final, redacted_text, replacements

@@ -61,6 +61,23 @@ def test_the_numpy_byte_walk_counts_the_features_py3langid_counts():
         assert list(got.items()) == list((expected or {}).items()), text
 
 
+def test_feature_counts_are_py3langids_visit_counts_in_their_order():
+    from py3langid.langid import visit_counts as reference
+
+    identifier = language._identifier()
+    nextmove, rowbase, output = identifier.tk_nextmove, identifier._rowbase, identifier.tk_output
+    rng = random.Random(11)
+    words = "the of and der die le la de el un una Straße été naïve мир 日本 12 , . !".split()
+    long_texts = [" ".join(rng.choice(words) for _ in range(rng.randrange(1, 3000)))
+                  for _ in range(20)]
+    for text in _texts() + long_texts:
+        data = identifier._encode(text)
+        expected = reference(nextmove, rowbase, output, data) or {}
+        features, counts = language.feature_counts(identifier.tables, data)
+        assert features.dtype == np.intp and counts.dtype == np.float32
+        assert list(zip(features.tolist(), counts.tolist())) == list(expected.items()), text
+
+
 def test_language_scores_equal_py3langids_own():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 

@@ -150,3 +150,57 @@ def test_no_firm_or_legal_form_crosses_a_line_break():
     assert extend_legal_forms(text, [], ALL) == ()
     out = extend_legal_forms(text, [_span(text, "Bergen", "ORG")], ALL)
     assert _surfaces(text, out) == [("Bergen", "ORG")]
+
+
+def test_the_legal_form_hint_grouped_by_first_letter_matches_where_the_plain_pattern_does():
+    """The hint, its forms grouped by first letter behind a lookahead, starts a match at
+    exactly the places where a space and any legal form do (fixed and random texts)."""
+    import random
+    import re
+
+    from larvatus.transforms import names
+
+    plain = re.compile(rf"[ \t]{names._LEGAL}")
+    forms = [f.replace("\\", "") for f in names._LEGAL_ANY_CASE.split("|")] \
+        + names._LEGAL_EXACT.replace("\\", "").split("|")
+    pieces = forms + [f.upper() for f in forms] + [f.title() for f in forms] + [
+        " ", "\t", "\n", "x", "Ltd", "ſa", "\u212aG", "İnc", "ınc", "a", "/", ".", "9", "é",
+        "Nordic", " Freight", "said", "in", "co", "as", "se", "AG/"]
+    rng = random.Random(5)
+    found = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) + rng.choice(("", " ", "\t", " ")) for _ in range(8))
+        starts = [m.start() for m in plain.finditer(text)]
+        assert [m.start() for m in names._FORM_HINT_RE.finditer(text)] == starts, text
+        assert all(names._FORM_HINT_RE.match(text, i) is None for i in range(len(text))
+                   if plain.match(text, i) is None), text
+        found += len(starts)
+    assert found > 10_000, found
+
+
+def test_the_legal_form_hint_lookahead_lets_through_every_letter_a_form_may_open_with():
+    """The lookahead's letters, in any case, are every character that the forms' first letters
+    match without regard to case (the Kelvin sign is a "k", the long s an "s")."""
+    import re
+    import sys
+
+    from larvatus.transforms import names
+
+    letters = names._LEGAL_FIRST_LETTERS
+    lookahead = re.compile(rf"(?i:[{letters}])")
+    firsts = re.compile("(?i:" + "|".join(letters) + ")")
+    chars = "".join(map(chr, range(sys.maxunicode + 1))).encode("utf-8", "surrogatepass") \
+        .decode("utf-8", "replace")
+    assert [m.start() for m in lookahead.finditer(chars)] \
+        == [m.start() for m in firsts.finditer(chars)]
+    assert letters == "".join(sorted({f[0].lower() for f in names._LEGAL_ANY_CASE.split("|")}))
+
+
+def test_a_place_particle_far_after_a_place_on_its_line_is_not_taken():
+    """Only a particle right after the place joins it, however many follow on its line."""
+    text = "Berlin is big. " + "Halle an der Saale and Frankfurt am Main. " * 3
+    spans = (_span(text, "Berlin", "LOC"),)
+    assert extend_place_particles(text, spans, ALL) == spans
+    text = "Frankfurt am Main and Halle an der Saale"
+    out = extend_place_particles(text, (_span(text, "Frankfurt", "LOC"),), ALL)
+    assert _surfaces(text, out) == [("Frankfurt am Main", "LOC")]
