@@ -258,6 +258,53 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     return trimmed
 
 
+# `refine_span` reads the text around a span only within three characters of its edges, and
+# only to ask whether a character is a space, a colon, a digit (`str.isdigit`) or a decimal
+# digit (`\d`): its result, as offsets from the span's start, is the same wherever the same
+# label, weakness, language and surface stand between characters alike in those respects
+# (the same number of them: a span near the text's start sees fewer).
+_AROUND = 3
+_REFINED_MAX = 1 << 16   # then the memo starts again: bounded memory
+_REFINED: dict[tuple, tuple[int, int] | None] = {}
+
+
+class _Outer(dict):
+    """A few characters as their classes in `refine_span`'s eyes, computed once per string."""
+
+    def __missing__(self, chars: str) -> str:
+        classes = self[chars] = "".join(
+            c if c in " :" else "0" if c.isdecimal() else "2" if c.isdigit() else "x"
+            for c in chars)
+        return classes
+
+
+_OUTER = _Outer()
+
+
+def _refined(text: str, span: EntitySpan, language: str) -> EntitySpan | None:
+    """`refine_span`, remembered for spans alike in all it reads (see `_AROUND`)."""
+    if span.label not in MODEL_TYPES:
+        return _trim_pattern(text, span)
+    start, end = span.start, span.end
+    if len(_OUTER) > _REFINED_MAX:
+        _OUTER.clear()
+    key = (span.label, span.score < OWN_EVIDENCE, language, text[start:end],
+           _OUTER[text[max(0, start - _AROUND):start]], _OUTER[text[end:end + _AROUND]])
+    if key in _REFINED:
+        edges = _REFINED[key]
+    else:
+        refined = refine_span(text, span, language)
+        edges = None if refined is None else (refined.start - start, refined.end - start)
+        if len(_REFINED) > _REFINED_MAX:
+            _REFINED.clear()
+        _REFINED[key] = edges
+    if edges is None:
+        return None
+    if edges == (0, end - start):
+        return span
+    return replace(span, start=start + edges[0], end=start + edges[1])
+
+
 _PATTERN_TRAILING = ".,;:!?"
 # An elided particle before a name: "d' Heripon", "d'Artagnan", "l'Estrange".
 _ELISION_RE = re.compile(r"[dDlL]['’][ \t]*(?=[^\W\d_])")
@@ -315,7 +362,7 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     name (`_context_word`), and any in a text that capitalises its sentences, dropped too."""
     out = []
     for span in _join_at_particles(text, spans):
-        refined = refine_span(text, span, language)
+        refined = _refined(text, span, language)
         if refined is not None:
             out.append(refined)
     strong = sorted((s for s in out if s.label in MODEL_TYPES and s.score >= OWN_EVIDENCE),
@@ -323,9 +370,12 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     starts = [s.start for s in strong]
     cased = is_cased(text)
     products = [m.span() for m in _PRODUCT_RE.finditer(text)] if _PRODUCT_HINT_RE.search(text) else []
-    return tuple(s for s in out if not _context_word(text, s, _near(strong, starts, s))
-                 and not (cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
-                 and not _field_label(text, s) and not _in_product(s, products))
+    # Each test below drops model spans only, and the first three weak ones only.
+    return tuple(s for s in out if s.label not in MODEL_TYPES or not (
+        s.score < OWN_EVIDENCE and (
+            _context_word(text, s, _near(strong, starts, s))
+            or cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
+        or _field_label(text, s) or products and _in_product(s, products)))
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")

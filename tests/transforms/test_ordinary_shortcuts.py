@@ -79,3 +79,66 @@ def test_particle_joins_equal_the_plain_checks():
             assert ordinary._particle_joins(text, last, span) == expected, (text, last, span)
             joined += bool(expected)
     assert joined > 20
+
+
+REFINE_PIECES = ["Anna", "Berg", "Mr", "Dr.", "Inspector", "Morse", "Hi", "team", "the", "THE",
+                 "March", "1", "37.6", "C.", "C", "X-ray", "BSc", "Economics", "sincerely", ",",
+                 ".", ":", "MRN:", "Prince", "Harry", "greene", "jason", "from", "2", "²", "٣",
+                 "\u00a0", "\n", "\t", " ", "  ", "Monday", "Jan", "U.S.", "Corp.", "Fla.",
+                 "Hamburg.", "van", "de", "Rückfragen", "Verfügung", "und", "X11", "Will", "May"]
+
+
+def test_refined_spans_equal_refine_span_wherever_the_memo_answers():
+    """The memo of `refine_span` (keyed by the span's label, weakness, language, surface and
+    the classes of three characters on each side) gives what `refine_span` gives, on random
+    texts where the same surfaces meet other neighbours."""
+    ordinary._REFINED.clear()
+    surfaces = ["Anna team", "Anna", "C. Morse", "C", "1 March", "March", "Mr Berg", "Anna.",
+                "Hamburg.", "BSc Economics", "the Berg", "Monday", "Berg Jan"]
+    befores = ["", "1", " ", "1 ", "12 ", "x ", "1x ", "xx ", "\u00b2 ", "\u0663 ", ": ", "1\u00a0", "\n"]
+    afters = ["", ":", " :", "1", " 1", ": 1", ".", " x", " x1", " xx", "\u00b2", "\u0663", " \u0663"]
+    for surface in surfaces:
+        for before in befores:
+            for after in afters:
+                text = before + surface + after
+                for label in ("PER", "LOC"):
+                    for score in (0.05, 0.9):
+                        span = EntitySpan(len(before), len(before) + len(surface), label, score)
+                        for language in ("en", "de"):
+                            assert ordinary._refined(text, span, language) \
+                                == ordinary.refine_span(text, span, language), (text, span)
+    rng = random.Random(23)
+    hits = 0
+    for _ in range(6000):
+        text = "".join(rng.choice(REFINE_PIECES) + rng.choice(["", " ", " ", ":", "1"])
+                       for _ in range(rng.randrange(1, 12)))
+        language = rng.choice(["en", "de"])
+        for span in _random_spans(text, rng, 6):
+            before = len(ordinary._REFINED)
+            got = ordinary._refined(text, span, language)
+            hits += len(ordinary._REFINED) == before
+            assert got == ordinary.refine_span(text, span, language), (text, span, language)
+    assert hits > 5_000, hits   # the memo did answer
+
+
+def test_the_classes_around_a_span_tell_spaces_colons_digits_and_decimals_apart():
+    chars = "".join(map(chr, range(0x3000)))
+    for c in chars:
+        classes = ordinary._OUTER[c]
+        assert (classes == " ") == (c == " ") and (classes == ":") == (c == ":")
+        assert (classes in "02") == c.isdigit()
+        assert (classes == "0") == (re.fullmatch(r"\d", c) is not None), repr(c)
+
+
+def test_refine_spans_drops_what_each_check_drops():
+    """Weak lowercase context words, weak sentence openers, field labels and product tokens
+    go; strong spans and pattern spans beside them stay."""
+    text = "Brian Scott misidentified him. Tin was unchanged. Postal address: 5 Elm Road"
+    spans = [EntitySpan(0, 11, "PER", 0.9), EntitySpan(12, 25, "MISC", 0.1),
+             EntitySpan(31, 34, "ORG", 0.2), EntitySpan(50, 56, "LOC", 0.9),
+             EntitySpan(66, 76, "ADDRESS", 1.0)]
+    kept = ordinary.refine_spans(text, spans)
+    assert [text[s.start:s.end] for s in kept] == ["Brian Scott", "5 Elm Road"]
+    text = "Agent: Mozilla/5.0 (X11; Linux x86_64) from Anna"
+    spans = [EntitySpan(31, 36, "MISC", 0.9), EntitySpan(44, 48, "PER", 0.9)]
+    assert [text[s.start:s.end] for s in ordinary.refine_spans(text, spans)] == ["Anna"]
