@@ -379,6 +379,10 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
+# The same search in two parts: the text's start, then the other alternatives, which open with
+# a character class that `re` scans for (several times faster than trying "^" everywhere).
+_TEXT_START_RE = re.compile(r"\s*([^\W\d_])")
+_AFTER_START_RE = re.compile(r"(?:[.!?]\s+|\n)\s*([^\W\d_])")
 # A text whose sentences start with a capital this often writes names with one too.
 CASED_SHARE = 0.8
 
@@ -386,8 +390,16 @@ CASED_SHARE = 0.8
 def is_cased(text: str) -> bool:
     """Whether the text capitalises its sentences (prose, letters, news), unlike a lowercase
     chat, where names are written in lowercase too."""
-    starts = _SENTENCE_START_RE.findall(text[:20_000])
+    starts = sentence_starts(text[:20_000])
     return bool(starts) and sum(c.isupper() for c in starts) >= CASED_SHARE * len(starts)
+
+
+def sentence_starts(text: str) -> list[str]:
+    """`_SENTENCE_START_RE.findall(text)`: the first letter of each sentence."""
+    first = _TEXT_START_RE.match(text)
+    if first is None:
+        return _AFTER_START_RE.findall(text)
+    return [first.group(1)] + _AFTER_START_RE.findall(text, first.end())
 
 
 def _weak_lowercase(text: str, span: EntitySpan) -> bool:
@@ -415,16 +427,16 @@ def _field_label(text: str, span: EntitySpan) -> bool:
         return False
     if _CITATION_RE.match(text, span.end) and text[max(0, span.start - 2):span.start].strip():
         return True   # "15 U.S.C. §"
+    surface = text[span.start:span.end]
+    if _FIELD_NOUN_RE.match(text, span.end) is None and not (
+            surface.isupper() and len(surface) <= 5
+            and _BEFORE_NUMBER_RE.match(text, span.end) is not None):
+        return False   # no field noun or number after it (looked at first: cheaper)
     before = max(0, span.start - 80)
     window = text[before:span.start]
     if before and "\n" not in window and "'s" not in window and "’s" not in window:
         return False   # no line start nor possessive "'s" in reach: no label start
-    if not _LABEL_START_RE.search(text, before, span.start):
-        return False
-    surface = text[span.start:span.end]
-    return _FIELD_NOUN_RE.match(text, span.end) is not None \
-        or surface.isupper() and len(surface) <= 5 \
-        and _BEFORE_NUMBER_RE.match(text, span.end) is not None
+    return _LABEL_START_RE.search(text, before, span.start) is not None
 
 
 # Software product tokens (a User-Agent or Server header): "Mozilla/5.0 (X11; Linux x86_64)".

@@ -217,9 +217,18 @@ def propagate_mentions(
             source_is_lower = doc_text[source.start:source.end].islower()
             if len(key) == 1 and not source_is_lower and words[i].islower():
                 continue
-            found.append(replace(
-                source, start=starts[i], end=ends[j - 1], propagated=True))
+            found.append(evolve(source, start=starts[i], end=ends[j - 1], propagated=True))
     return tuple(found)
+
+
+def evolve(span: EntitySpan, **changes) -> EntitySpan:
+    """`dataclasses.replace(span, **changes)` for an EntitySpan, several times cheaper: a copy
+    of its fields with `changes` (EntitySpan has no `__post_init__` nor slots: tested)."""
+    changed = object.__new__(EntitySpan)
+    fields = changed.__dict__
+    fields.update(span.__dict__)
+    fields.update(changes)
+    return changed
 
 
 class _FoldedWords(dict):
@@ -302,6 +311,8 @@ def join_name_lists(text: str, spans: Sequence[EntitySpan],
     lowest score of its parts. Other spans pass through unchanged.
     """
     ordered = sorted(spans, key=lambda s: s.start)
+    if not any(text.startswith(",", span.end) for span in ordered):
+        return tuple(ordered)   # a list needs a comma right after one of its names
 
     def joinable(span: EntitySpan) -> bool:
         word = text[span.start:span.end]
@@ -443,5 +454,5 @@ def redact(
     redacted_text, replacements = redact_text(text, spans, policy)
     # `redacted` set where `is_redacted` holds: only an unmarked span of a redacted label changes.
     final = tuple(span if span.redacted or span.label not in policy.labels
-                  else replace(span, redacted=True) for span in spans)
+                  else evolve(span, redacted=True) for span in spans)
     return final, redacted_text, replacements

@@ -142,3 +142,14 @@ def test_refine_spans_drops_what_each_check_drops():
     text = "Agent: Mozilla/5.0 (X11; Linux x86_64) from Anna"
     spans = [EntitySpan(31, 36, "MISC", 0.9), EntitySpan(44, 48, "PER", 0.9)]
     assert [text[s.start:s.end] for s in ordinary.refine_spans(text, spans)] == ["Anna"]
+
+
+def test_sentence_starts_equal_the_single_pattern_findall():
+    rng = random.Random(29)
+    pieces = ["Anna", "berg", ".", "!", "?", " ", "\n", "\t", "\u00a0", "\u2028", "9", "_",
+              "é", "É", "ß", "日本", "x", ". ", ".\n", "  ", "-", "'"]
+    texts = ["", " ", "\n", "A", " a. B", "9. b", ".", "\n\nx", "x.y", "a .  B\n c"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 30)))
+              for _ in range(20_000)]
+    for text in texts:
+        assert ordinary.sentence_starts(text) == ordinary._SENTENCE_START_RE.findall(text), text
