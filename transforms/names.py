@@ -202,13 +202,24 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
 
 
 def _particle_at(text: str, span: EntitySpan, line_end: int) -> Optional[re.Match]:
-    """The first place particle and word on the span's line that starts by the span's end and
-    ends after it; matches come by start, so the search stops at the first starting later."""
-    for m in _PLACE_PARTICLE_RE.finditer(text, span.start, line_end):
-        if m.start() > span.end:
+    """The first match of `_PLACE_PARTICLE_RE.finditer(text, span.start, line_end)` that
+    starts by the span's end and whose word ends after it.
+
+    A match opens with a space or tab: it is tried at those in reach only (the first that
+    matches is where a search would find it), never searched for along the rest of the line.
+    """
+    position, last = span.start, min(span.end, line_end - 1)
+    while position <= last:
+        for start in range(position, last + 1):
+            if text[start] in " \t":
+                m = _PLACE_PARTICLE_RE.match(text, start, line_end)
+                if m is not None:
+                    break
+        else:
             return None
         if span.end < m.end("word"):
             return m
+        position = m.end()
     return None
 
 

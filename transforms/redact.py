@@ -323,7 +323,8 @@ def join_name_lists(text: str, spans: Sequence[EntitySpan],
     i = 0
     while i < len(ordered):
         j = i
-        while j + 1 < len(ordered) and joinable(ordered[j]) and joinable(ordered[j + 1]) \
+        while j + 1 < len(ordered) and text.startswith(",", ordered[j].end) \
+                and joinable(ordered[j]) and joinable(ordered[j + 1]) \
                 and _LIST_COMMA_RE.match(text, ordered[j].end, ordered[j + 1].start):
             j += 1
         if j > i and j + 1 < len(ordered) and joinable(ordered[j + 1]) \

@@ -204,3 +204,33 @@ def test_a_place_particle_far_after_a_place_on_its_line_is_not_taken():
     text = "Frankfurt am Main and Halle an der Saale"
     out = extend_place_particles(text, (_span(text, "Frankfurt", "LOC"),), ALL)
     assert _surfaces(text, out) == [("Frankfurt am Main", "LOC")]
+
+
+def test_the_place_particle_after_a_span_is_the_first_the_line_search_finds():
+    """The particle tried only at the spaces within a span's reach is the one a search along
+    its line finds first (fixed and random lines)."""
+    import random
+
+    from larvatus.transforms import names
+
+    def reference(text, span, line_end):
+        return next((m for m in names._PLACE_PARTICLE_RE.finditer(text, span.start, line_end)
+                     if m.start() <= span.end < m.end("word")), None)
+
+    rng = random.Random(41)
+    pieces = ["Frankfurt", "am", "Main", "an der", "Saale", "upon", "Tyne", "on the", "Rhine",
+              " ", "  ", "\t", "\n", "x", "AM", "im", "Ober", "bei", "Berlin", "9", "-"]
+    found = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", " "])
+                       for _ in range(rng.randrange(1, 12)))
+        start = rng.randrange(len(text))
+        end = rng.randrange(start + 1, len(text) + 1)
+        span = EntitySpan(start, end, "LOC", 0.9)
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        expected = reference(text, span, line_end)
+        got = names._particle_at(text, span, line_end)
+        assert (got and got.span()) == (expected and expected.span()), (text, span)
+        found += expected is not None
+    assert found > 1_000, found
