@@ -152,8 +152,8 @@ def resolve_overlaps(
     candidate is checked against its two neighbours only (n log n, not n squared,
     for documents full of names).
     """
-    return tuple(keep_disjoint(spans, key=lambda s: (not is_redacted(s, redacted), -len(s),
-                                                     -s.score, s.start)))
+    return tuple(keep_disjoint(spans, key=lambda s: (not (s.redacted or s.label in redacted),
+                                                     s.start - s.end, -s.score, s.start)))
 
 
 def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str = "en") -> bool:
@@ -186,8 +186,7 @@ def propagate_mentions(
     """
     doc_text = segmented.document.text
     starts, ends = segmented.word_starts, segmented.word_ends
-    words = [doc_text[s:e] for s, e in zip(starts, ends)]
-    folded = _folded(words)
+    folded = _folded_words(doc_text, starts, ends)
     covered = [False] * len(starts)
     forms: dict[tuple[str, ...], EntitySpan] = {}
     for span in spans:
@@ -211,11 +210,11 @@ def propagate_mentions(
     for i in [i for i, word in enumerate(folded) if word in by_first_word]:
         for key in by_first_word[folded[i]]:
             j = i + len(key)
-            if j > len(words) or tuple(folded[i:j]) != key or True in covered[i:j]:
+            if j > len(folded) or tuple(folded[i:j]) != key or True in covered[i:j]:
                 continue
             source = forms[key]
             source_is_lower = doc_text[source.start:source.end].islower()
-            if len(key) == 1 and not source_is_lower and words[i].islower():
+            if len(key) == 1 and not source_is_lower and doc_text[starts[i]:ends[i]].islower():
                 continue
             found.append(evolve(source, start=starts[i], end=ends[j - 1], propagated=True))
     return tuple(found)
@@ -243,11 +242,11 @@ _FOLDED = _FoldedWords()
 _FOLDED_MAX = 200_000   # then the cache starts again: bounded memory
 
 
-def _folded(words: Sequence[str]) -> list[str]:
-    """`normalize_surface` of each word, from a bounded cache."""
+def _folded_words(text: str, starts: Sequence[int], ends: Sequence[int]) -> list[str]:
+    """`normalize_surface` of each word of a text, from a bounded cache."""
     if len(_FOLDED) > _FOLDED_MAX:
         _FOLDED.clear()
-    return [_FOLDED[word] for word in words]
+    return [_FOLDED[text[s:e]] for s, e in zip(starts, ends)]
 
 
 def pseudonym(label: str, surface: str, key: bytes) -> str:

@@ -95,7 +95,10 @@ def test_the_folded_word_cache_stays_bounded_and_folds_as_normalize_surface(monk
         assert [text[s.start:s.end] for s in found] == ["Zoe\u0308", "Zoë"]
         assert len(module._FOLDED) <= 3 + len(text.split()) + 2
     words = ["Zoë", "ZO\u00adË", "Straße", "ﬁne", "x"]
-    assert module._folded(words) == [normalize_surface(w) for w in words]
+    text = " ".join(words)
+    starts = [text.index(w) for w in words]
+    ends = [start + len(w) for start, w in zip(starts, words)]
+    assert module._folded_words(text, starts, ends) == [normalize_surface(w) for w in words]
 
 
 def test_propagate_finds_earlier_mention_too():
