@@ -88,24 +88,27 @@ def _window_words(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Over all windows in order, each word starting in a window: the word, its distance
     from the window's nearer inner edge (a document edge is infinitely far), its vector."""
-    total = encoded.num_pieces
-    words, distances, vectors = [], [], []
-    for window, probs in zip(encoded.windows, window_probs):
-        content = slice(1, len(window) - 1)
-        firsts = np.flatnonzero(window.first_piece[content])
-        if firsts.size == 0:
-            continue
-        start, end = window.piece_offset, window.piece_offset + len(window) - 2
-        left = firsts.astype(float) if start > 0 else np.full(firsts.size, np.inf)
-        right = (end - start - 1 - firsts).astype(float) if end < total else np.full(firsts.size, np.inf)
-        words.append(window.word_ids[content][firsts])
-        distances.append(np.minimum(left, right))
-        vectors.append(_aggregate(probs, firsts, aggregation))
-    if not words:
+    windows = encoded.windows
+    if not windows:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0), dtype=np.float32)
-    if len(words) == 1:
-        return words[0], distances[0], vectors[0]
-    return np.concatenate(words), np.concatenate(distances), np.concatenate(vectors)
+    sizes = np.fromiter((len(w) - 2 for w in windows), np.int64, len(windows))
+    starts = np.fromiter((w.piece_offset for w in windows), np.int64, len(windows))
+    opens = np.concatenate(([0], np.cumsum(sizes)[:-1]))   # each window's first content piece
+    firsts = np.flatnonzero(np.concatenate([w.first_piece[1:-1] for w in windows]))
+    which = np.searchsorted(opens, firsts, side="right") - 1   # each entry's window
+    inner = firsts - opens[which]   # its piece's place in the window's content
+    left = np.where(starts[which] > 0, inner, np.inf)
+    right = np.where(starts[which] + sizes[which] < encoded.num_pieces,
+                     sizes[which] - 1 - inner, np.inf)
+    words = np.concatenate([w.word_ids[1:-1] for w in windows])[firsts]
+    if aggregation == Aggregation.FIRST:
+        vectors = np.concatenate(window_probs)[firsts] if len(windows) > 1 \
+            else window_probs[0][firsts]
+    else:
+        vectors = np.concatenate([
+            _aggregate(probs, inner[which == i], aggregation)
+            for i, probs in enumerate(window_probs) if (which == i).any()])
+    return words, np.minimum(left, right), vectors
 
 
 def word_predictions(
@@ -244,13 +247,15 @@ def _span_means(scores: np.ndarray, runs: Sequence[tuple[int, int, str]]) -> lis
     of a (runs, length) array is the sum of each row's slice, then divided as there."""
     if scores.dtype != np.float32 or not runs:
         return [_span_mean(scores, first, last) for first, last, _ in runs]
-    bounds = np.array([(first, last) for first, last, _ in runs], dtype=np.int64)
-    lengths = bounds[:, 1] - bounds[:, 0]
-    means = np.empty(len(runs), dtype=np.float32)
-    for length in np.unique(lengths).tolist():
-        which = np.flatnonzero(lengths == length)
-        rows = scores[bounds[which, 0][:, None] + np.arange(length)]
-        means[which] = np.add.reduce(rows, axis=1).astype(np.float64) / length
+    firsts = np.fromiter((first for first, _, _ in runs), np.int64, len(runs))
+    lengths = np.fromiter((last for _, last, _ in runs), np.int64, len(runs)) - firsts
+    means = scores[firsts]   # a copy: the mean of one word is its score
+    longer = lengths > 1
+    if longer.any():
+        for length in np.unique(lengths[longer]).tolist():
+            which = np.flatnonzero(lengths == length)
+            rows = scores[firsts[which][:, None] + np.arange(length)]
+            means[which] = np.add.reduce(rows, axis=1).astype(np.float64) / length
     return means.tolist()
 
 
