@@ -56,11 +56,13 @@ def word_probabilities(
     Returns:
       (probabilities of shape (words, labels), whether each word has a
       prediction); a word with no piece (a zero-width character) has none and
-      a row of zeros. Of equally far windows, the first one counts.
+      a row of zeros.
     """
     num_words = encoded.segmented.num_words
     num_labels = window_probs[0].shape[1] if len(window_probs) and window_probs[0].ndim == 2 else 0
     per_word = np.zeros((num_words, num_labels), dtype=np.float32)
+    best = np.full(num_words, -1.0)
+    total = encoded.num_pieces
     if len(window_probs) != len(encoded.windows):
         raise ValueError(
             f"{len(window_probs)} predictions for {len(encoded.windows)} windows")
@@ -68,47 +70,23 @@ def word_probabilities(
         if probs.ndim != 2 or probs.shape[0] != len(window) - 2:
             raise ValueError(
                 f"prediction of shape {probs.shape} for a window of {len(window) - 2} pieces")
-    words, distance, vectors = _window_words(encoded, window_probs, aggregation)
-    if not len(words):
-        return per_word, np.zeros(num_words, dtype=bool)
-    # Farthest first, then the earliest window: the first of each word's entries wins.
-    order = np.lexsort((np.arange(len(words)), -distance, words))
-    ordered = words[order]
-    keep = np.ones(len(order), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    chosen = order[keep]
-    per_word[words[chosen]] = vectors[chosen]
-    predicted = np.zeros(num_words, dtype=bool)
-    predicted[words] = True
-    return per_word, predicted
-
-
-def _window_words(
-    encoded: EncodedDocument, window_probs: Sequence[np.ndarray], aggregation: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Over all windows in order, each word starting in a window: the word, its distance
-    from the window's nearer inner edge (a document edge is infinitely far), its vector."""
-    windows = encoded.windows
-    if not windows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0), dtype=np.float32)
-    sizes = np.fromiter((len(w) - 2 for w in windows), np.int64, len(windows))
-    starts = np.fromiter((w.piece_offset for w in windows), np.int64, len(windows))
-    opens = np.concatenate(([0], np.cumsum(sizes)[:-1]))   # each window's first content piece
-    firsts = np.flatnonzero(np.concatenate([w.first_piece[1:-1] for w in windows]))
-    which = np.searchsorted(opens, firsts, side="right") - 1   # each entry's window
-    inner = firsts - opens[which]   # its piece's place in the window's content
-    left = np.where(starts[which] > 0, inner, np.inf)
-    right = np.where(starts[which] + sizes[which] < encoded.num_pieces,
-                     sizes[which] - 1 - inner, np.inf)
-    words = np.concatenate([w.word_ids[1:-1] for w in windows])[firsts]
-    if aggregation == Aggregation.FIRST:
-        vectors = np.concatenate(window_probs)[firsts] if len(windows) > 1 \
-            else window_probs[0][firsts]
-    else:
-        vectors = np.concatenate([
-            _aggregate(probs, inner[which == i], aggregation)
-            for i, probs in enumerate(window_probs) if (which == i).any()])
-    return words, np.minimum(left, right), vectors
+        content = slice(1, len(window) - 1)
+        firsts = np.flatnonzero(window.first_piece[content])
+        if firsts.size == 0:
+            continue
+        words = window.word_ids[content][firsts]
+        start, end = window.piece_offset, window.piece_offset + len(window) - 2
+        left = firsts.astype(float) if start > 0 else np.full(firsts.size, np.inf)
+        right = (end - start - 1 - firsts).astype(float) if end < total else np.full(firsts.size, np.inf)
+        distance = np.minimum(left, right)
+        better = distance > best[words]
+        if not better.any():
+            continue
+        vectors = _aggregate(probs, firsts, aggregation)[better]
+        chosen = words[better]
+        best[chosen] = distance[better]
+        per_word[chosen] = vectors
+    return per_word, best >= 0
 
 
 def word_predictions(
@@ -178,28 +156,17 @@ def decide_redaction(
     Returns:
       (label index per word, -1 without prediction; flag per word).
     """
-    labels, flagged, _, _ = _decide(probs, predicted, scheme, decision)
-    return labels, flagged
-
-
-def _decide(
-    probs: np.ndarray, predicted: np.ndarray, scheme: LabelScheme, decision: RedactionDecision,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`decide_redaction`'s labels and flags, with the argmax labels (-1 without prediction)
-    and the `redacted_mass` it computed on the way."""
     columns = [i for i, tag in enumerate(scheme.tags) if tag.entity in decision.types]
-    argmax = np.where(predicted, probs.argmax(axis=1) if probs.shape[1] else -1, -1)
+    labels = np.where(predicted, probs.argmax(axis=1) if probs.shape[1] else -1, -1)
     if not columns:
-        return (argmax.astype(np.int64), np.zeros(len(argmax), dtype=bool), argmax,
-                np.zeros(probs.shape[0], dtype=np.float32))
-    redacted = probs[:, columns]
-    mass = redacted.sum(axis=1)
+        return labels.astype(np.int64), np.zeros(len(labels), dtype=bool)
+    mass = probs[:, columns].sum(axis=1)
     flagged = predicted & (mass >= decision.lowest - 1e-6)
     outside = np.array([scheme.tags[i].entity is None for i in range(len(scheme.tags))])
-    to_relabel = flagged & outside[np.maximum(argmax, 0)]
-    best_redacted = np.asarray(columns)[redacted.argmax(axis=1)]
-    labels = np.where(to_relabel, best_redacted, argmax)
-    return labels.astype(np.int64), flagged, argmax, mass
+    to_relabel = flagged & outside[np.maximum(labels, 0)]
+    best_redacted = np.asarray(columns)[probs[:, columns].argmax(axis=1)]
+    labels = np.where(to_relabel, best_redacted, labels)
+    return labels.astype(np.int64), flagged
 
 
 @lru_cache(maxsize=16)
@@ -240,23 +207,6 @@ def _span_mean(scores: np.ndarray, first: int, last: int) -> float:
     if scores.dtype != np.float32:
         return float(scores[first:last].mean())
     return float(np.float32(float(np.add.reduce(scores[first:last])) / (last - first)))
-
-
-def _span_means(scores: np.ndarray, runs: Sequence[tuple[int, int, str]]) -> list[float]:
-    """`_span_mean` of each run, runs of one length at a time: a float32 sum along the rows
-    of a (runs, length) array is the sum of each row's slice, then divided as there."""
-    if scores.dtype != np.float32 or not runs:
-        return [_span_mean(scores, first, last) for first, last, _ in runs]
-    firsts = np.fromiter((first for first, _, _ in runs), np.int64, len(runs))
-    lengths = np.fromiter((last for _, last, _ in runs), np.int64, len(runs)) - firsts
-    means = scores[firsts]   # a copy: the mean of one word is its score
-    longer = lengths > 1
-    if longer.any():
-        for length in np.unique(lengths[longer]).tolist():
-            which = np.flatnonzero(lengths == length)
-            rows = scores[firsts[which][:, None] + np.arange(length)]
-            means[which] = np.add.reduce(rows, axis=1).astype(np.float64) / length
-    return means.tolist()
 
 
 def _span_max(values: np.ndarray, runs: Sequence[tuple[int, int, str]]) -> list[float]:
@@ -357,7 +307,9 @@ def realign(
     probs, predicted = word_probabilities(encoded, window_probs, aggregation)
     if not predicted.any():   # no window (an empty document) or only zero-piece words
         return ()
-    labels, _, argmax, mass = _decide(probs, predicted, scheme, decision)
+    labels, _ = decide_redaction(probs, predicted, scheme, decision)
+    argmax = np.where(predicted, probs.argmax(axis=1), -1)
+    mass = redacted_mass(probs, scheme, decision.types)
     scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
                       if probs.shape[1] else 0.0, 0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
@@ -366,10 +318,10 @@ def realign(
                   for entity in {entity for _, _, entity in runs}}
     spans = tuple(
         EntitySpan(
-            start=starts[first], end=ends[last - 1], label=entity, score=score,
+            start=starts[first], end=ends[last - 1], label=entity,
+            score=_span_mean(scores, first, last),
             redacted=decided >= thresholds[entity], decision_score=decided)
-        for (first, last, entity), decided, score
-        in zip(runs, _span_max(mass, runs), _span_means(scores, runs)))
+        for (first, last, entity), decided in zip(runs, _span_max(mass, runs)))
     return _with_content(spans, text)
 
 

@@ -109,57 +109,6 @@ def test_spans_without_a_letter_or_digit_are_dropped_as_any_isalnum_drops_them()
     assert re.search(r"\w", "_") and not realign_lib._ALNUM.search("_")
 
 
-def _reference_word_probabilities(encoded, window_probs, aggregation):
-    """Window by window, a word takes the vector of a window where it stands strictly farther
-    from an edge than in every earlier one."""
-    per_word = np.zeros((encoded.segmented.num_words, window_probs[0].shape[1]), dtype=np.float32)
-    best = np.full(encoded.segmented.num_words, -1.0)
-    for window, probs in zip(encoded.windows, window_probs):
-        content = slice(1, len(window) - 1)
-        firsts = np.flatnonzero(window.first_piece[content])
-        start, end = window.piece_offset, window.piece_offset + len(window) - 2
-        vectors = realign_lib._aggregate(probs, firsts, aggregation)
-        for k, first in enumerate(firsts.tolist()):
-            left = first if start > 0 else np.inf
-            right = end - start - 1 - first if end < encoded.num_pieces else np.inf
-            word = int(window.word_ids[content][first])
-            if min(left, right) > best[word]:
-                best[word], per_word[word] = min(left, right), vectors[k]
-    return per_word, best >= 0
-
-
-@pytest.mark.parametrize("aggregation", ["first", "average", "max"])
-def test_word_probabilities_over_whole_documents_match_window_by_window(tokenizer, aggregation):
-    from larvatus.transforms.records import Document
-
-    rng = np.random.default_rng(7)
-    for i, text in enumerate(_random_texts(11, 60)):
-        segmented = segment_lib.segment(Document("d", text, "s"))
-        length = int(rng.integers(4, 24))
-        settings = encode_lib.EncodeSettings(max_length=length, overlap=int(rng.integers(0, (length - 2) // 2 + 1)),
-                                             cls_id=101, sep_id=102)
-        encoded = encode_lib.encode(segmented, tokenizer, settings)
-        if not encoded.windows:
-            continue
-        probs = [rng.random((len(w) - 2, 5)).astype(np.float32) for w in encoded.windows]
-        if i % 7 == 0:   # ties between windows: the first one counts
-            probs = [np.round(p, 1) for p in probs]
-        got = realign_lib.word_probabilities(encoded, probs, aggregation)
-        expected = _reference_word_probabilities(encoded, probs, aggregation)
-        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]), repr(text)
-
-
-def test_span_means_of_many_runs_match_one_by_one():
-    rng = np.random.default_rng(5)
-    for _ in range(300):
-        values = (rng.random(400) ** 3).astype(np.float32)
-        cuts = np.sort(rng.choice(np.arange(1, 400), size=int(rng.integers(1, 40)), replace=False))
-        bounds = [0] + cuts.tolist() + [400]
-        runs = [(a, b, "X") for a, b in zip(bounds[:-1], bounds[1:]) if rng.random() < 0.7]
-        assert realign_lib._span_means(values, runs) == \
-            [realign_lib._span_mean(values, a, b) for a, b, _ in runs]
-
-
 _AUDIT_ALPHABET = "aZéÉßǅⒶ²Ⅳ北0159_'’-. \n\t,;:@" + "\u00a0\u2009–"
 
 
