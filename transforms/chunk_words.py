@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Callable, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -35,14 +36,13 @@ class ChunkWords:
     next one, with one space between, as two consecutive tokens of a special case. `words`
     gives None (the caller tokenizes the text whole) where that may happen beside a chunk
     holding a special string; elsewhere each chunk's words are spaCy's on the chunk alone.
-    The memory is bounded: past `max_chunks` distinct chunks it starts afresh.
+    The memory is bounded: past `max_chunks` distinct chunks (of at most `long_chunk`
+    characters) it starts afresh; a lock keeps it whole under several threads.
     """
 
-    def __init__(self, tokenizer, long_chunk: int,
-                 long_words: Callable[[str], Sequence[tuple[int, int]]],
-                 max_chunks: int = 200_000):
+    def __init__(self, tokenizer, long_chunk: int, max_chunks: int = 200_000):
         self._tokenizer = tokenizer
-        self._long_chunk, self._long_words = long_chunk, long_words
+        self._long_chunk = long_chunk
         self._max_chunks = max_chunks
         patterns = special_patterns(tokenizer)
         self._pairs = {(a, b) for tokens in patterns for a, b in zip(tokens, tokens[1:])}
@@ -56,6 +56,7 @@ class ChunkWords:
         self._longest = max(map(len, self._by_string), default=0)
         strings = sorted(self._by_string, key=len, reverse=True)
         self._special = re.compile("|".join(map(re.escape, strings))) if strings else None
+        self._lock = threading.Lock()
         self._forget()
 
     def _forget(self) -> None:
@@ -71,13 +72,22 @@ class ChunkWords:
         self._edges: dict[int, _Edges] = {}
 
     def words(self, text: str) -> Optional[tuple[list[int], list[int]]]:
-        """(word starts, word ends) of `text`, or None where spaCy must see the text whole."""
+        """(word starts, word ends) of `text`, or None where the caller must segment the text
+        whole: a match across chunks may hide one inside, or a chunk is longer than `long_chunk`
+        (not remembered, so that the memory stays bounded in characters too)."""
         if not self.usable:
             return None
         starts, ends = chunk_bounds(text)
+        if len(starts) and int((ends - starts).max()) > self._long_chunk:
+            return None
         chunks = text.split()
         if len(chunks) != len(starts):   # cannot happen: both split at str.isspace()
             return None
+        with self._lock:   # Beam may run several threads in one process
+            return self._remembered_words(text, chunks, starts, ends)
+
+    def _remembered_words(self, text: str, chunks: list[str], starts: np.ndarray,
+                          ends: np.ndarray) -> Optional[tuple[list[int], list[int]]]:
         ids = np.fromiter(map(self._ids.get, chunks, repeat(-1)), np.int64, len(chunks))
         if (ids < 0).any():
             missing = list(dict.fromkeys(c for c, i in zip(chunks, ids.tolist()) if i < 0))
@@ -107,11 +117,8 @@ class ChunkWords:
         return False
 
     def _learn(self, chunks: list[str]) -> None:
-        """Tokenizes chunks not met before (the short ones in one spaCy call) and remembers them."""
-        short = [c for c in chunks if len(c) <= self._long_chunk]
-        offsets = self._tokenize(short) if short else {}
-        offsets.update((c, tuple(chain.from_iterable(self._long_words(c))))
-                       for c in chunks if len(c) > self._long_chunk)
+        """Tokenizes chunks not met before (in one spaCy call) and remembers them."""
+        offsets = self._tokenize(chunks)
         first = len(self._ids)
         self._grow(first + len(chunks), self._words + sum(map(len, offsets.values())) // 2)
         for number, chunk in enumerate(chunks, first):
@@ -121,10 +128,9 @@ class ChunkWords:
             self._word_starts[self._words:self._words + len(flat) // 2] = flat[0::2]
             self._word_ends[self._words:self._words + len(flat) // 2] = flat[1::2]
             self._words += len(flat) // 2
-            if len(chunk) <= self._long_chunk:
-                edges = self._chunk_edges(chunk, chunk[:flat[1]], chunk[flat[-2]:])
-                if edges.flags:
-                    self._edges[number], self._flag[number] = edges, edges.flags
+            edges = self._chunk_edges(chunk, chunk[:flat[1]], chunk[flat[-2]:])
+            if edges.flags:
+                self._edges[number], self._flag[number] = edges, edges.flags
 
     def _grow(self, chunks: int, words: int) -> None:
         """Room for `chunks` chunk numbers and `words` words (capacities doubled as needed)."""

@@ -185,15 +185,10 @@ def _shadow_words(text: str) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def _long_chunk_offsets(chunk: str) -> list[tuple[int, int]]:
-    """The linear rule's words of one long chunk, as offsets into it."""
-    return [word.span() for word in _long_chunk_words().finditer(chunk)]
-
-
 @lru_cache(maxsize=1)
 def chunk_words() -> ChunkWords:
-    """The shared, bounded memory of spaCy's words of each chunk (long ones by the linear rule)."""
-    return ChunkWords(english_tokenizer(), LONG_CHUNK, _long_chunk_offsets)
+    """The shared, bounded memory of spaCy's words of each chunk (texts with long ones aside)."""
+    return ChunkWords(english_tokenizer(), LONG_CHUNK)
 
 
 def _fast_shadow_words(text: str) -> tuple[list[int], list[int]]:

@@ -25,8 +25,7 @@ def random_texts(seed: int, count: int) -> list[str]:
 
 
 def fresh_words(max_chunks: int = 200_000) -> ChunkWords:
-    return ChunkWords(segment_lib.english_tokenizer(), segment_lib.LONG_CHUNK,
-                      segment_lib._long_chunk_offsets, max_chunks)
+    return ChunkWords(segment_lib.english_tokenizer(), segment_lib.LONG_CHUNK, max_chunks)
 
 
 def spacy_words(text: str) -> tuple[list[int], list[int]]:
@@ -97,3 +96,23 @@ def test_no_whitespace_above_the_table():
 
     assert chr(chunk_words._LAST_SPACE).isspace()
     assert not any(chr(c).isspace() for c in range(chunk_words._LAST_SPACE + 1, sys.maxunicode + 1))
+
+
+def test_texts_with_a_chunk_longer_than_long_chunk_are_segmented_whole():
+    words = fresh_words()
+    text = "see https://example.org/" + "a" * 80 + " now"
+    assert words.words(text) is None
+    assert "https://example.org/" + "a" * 80 not in words._ids
+    shadow = segment_lib.Shadow(text)
+    assert segment_lib.segment_words(text) == shadow.map_words(*spacy_words(shadow.text))
+
+
+def test_threads_sharing_the_memory_get_spacys_words():
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = fresh_words(max_chunks=50)   # small: the memory starts afresh under the threads
+    texts = random_texts(4, 400)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(words.words, texts))
+    for text, got in zip(texts, found):
+        assert got is None or got == spacy_words(text), repr(text)
