@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields as dataclass_fields
+from operator import attrgetter
 from typing import Any, Callable, Mapping, Optional, Union
 
 import pyarrow as pa
@@ -50,9 +51,7 @@ class OutputColumns:
 
     def columns(self) -> tuple["Column", ...]:
         """The table's columns present here, then one string column per kept field."""
-        kept = tuple(Column(name, pa.string(), _kept_value(name), nullable=True)
-                     for name in self.kept)
-        return tuple(c for c in ANNOTATION_COLUMNS if c.present(self)) + kept
+        return _columns(self)
 
 
 @dataclass(frozen=True)
@@ -79,6 +78,7 @@ class Column:
     value: Callable[..., Any]
     nullable: bool = False
     when: str = ""
+    attribute: str = ""   # an entity field read straight from this EntitySpan attribute
 
     def arrow_type(self, columns: OutputColumns) -> pa.DataType:
         return self.type if isinstance(self.type, pa.DataType) else self.type(columns)
@@ -109,7 +109,8 @@ def _field(name: str, arrow_type: pa.DataType, attribute: str = "", value=None,
     """An entity field, read from the EntitySpan's `attribute` (its name by default) unless
     `value` says otherwise; struct fields are nullable, as pyarrow makes them."""
     read = value or (lambda row, index, a=attribute or name: getattr(row.doc.entities[index], a))
-    return Column(name, arrow_type, read, nullable=True, when=when)
+    return Column(name, arrow_type, read, nullable=True, when=when,
+                  attribute="" if value else attribute or name)
 
 
 # The fields of an `entities` item, in their order. Offsets are Python string indices
@@ -135,9 +136,36 @@ def entity_type(columns: OutputColumns) -> pa.DataType:
 
 
 def _entities(row: RowSource) -> list[dict]:
-    present = [f for f in ENTITY_FIELDS if f.present(row.columns)]
+    present, names, read = _entity_reader(row.columns)
+    if read is not None:   # every field an attribute: one attrgetter call per entity
+        return [dict(zip(names, read(entity))) for entity in row.doc.entities]
     return [{f.name: f.value(row, index) for f in present}
             for index in range(len(row.doc.entities))]
+
+
+def _entity_reader(columns: OutputColumns) -> tuple[tuple[Column, ...], tuple[str, ...],
+                                                    Optional[Callable[[Any], tuple]]]:
+    """`_read_entities` of these columns and the current ENTITY_FIELDS, built once."""
+    built = _ENTITY_READERS.get(columns)
+    if built is None or built[0] is not ENTITY_FIELDS:
+        if len(_ENTITY_READERS) >= 64:
+            _ENTITY_READERS.clear()
+        built = _ENTITY_READERS[columns] = (ENTITY_FIELDS, _read_entities(columns, ENTITY_FIELDS))
+    return built[1]
+
+
+_ENTITY_READERS: dict[OutputColumns, tuple] = {}
+
+
+def _read_entities(columns: OutputColumns, fields: tuple[Column, ...]) -> tuple[
+        tuple[Column, ...], tuple[str, ...], Optional[Callable[[Any], tuple]]]:
+    """The entity fields present with these columns, their names, and one getter of all
+    their values as a tuple where each is an attribute of the EntitySpan (else None)."""
+    present = tuple(f for f in fields if f.present(columns))
+    names = tuple(f.name for f in present)
+    if len(present) < 2 or not all(f.attribute for f in present):
+        return present, names, None
+    return present, names, attrgetter(*(f.attribute for f in present))
 
 
 def _replacements(row: RowSource) -> list[dict]:
@@ -153,6 +181,22 @@ def _audit(row: RowSource) -> dict:
 
 def _kept_value(name: str) -> Callable[[RowSource], Optional[str]]:
     return lambda row: dict(row.doc.document.fields).get(name)
+
+
+def _columns(columns: OutputColumns) -> tuple[Column, ...]:
+    """`OutputColumns.columns`, built once per set of options (and of ANNOTATION_COLUMNS)."""
+    built = _BUILT_COLUMNS.get(columns)
+    if built is None or built[0] is not ANNOTATION_COLUMNS:
+        kept = tuple(Column(name, pa.string(), _kept_value(name), nullable=True)
+                     for name in columns.kept)
+        if len(_BUILT_COLUMNS) >= 64:
+            _BUILT_COLUMNS.clear()
+        built = _BUILT_COLUMNS[columns] = (
+            ANNOTATION_COLUMNS, tuple(c for c in ANNOTATION_COLUMNS if c.present(columns)) + kept)
+    return built[1]
+
+
+_BUILT_COLUMNS: dict[OutputColumns, tuple[tuple[Column, ...], tuple[Column, ...]]] = {}
 
 
 # One row per annotated document, its columns in this order (kept fields last). Offsets

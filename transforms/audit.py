@@ -14,7 +14,8 @@ _WORD_CHARS = r"\w'’\-."      # a run of these holds at most one _WORD match: 
 _NOT_LETTERS = r"\d_'’\-."    # [^\W\d_] character (a "letter") to the run's end
 # Five or more digits joined by at most one space, dash, dot or slash, or a spaced dash,
 # matched on the text with its separators folded (U+00A0, U+202F, en dash, ... count too).
-_DIGITS = re.compile(r"(?<![\w])\d(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
+# (The lookbehind follows the first digit, so that re scans for a digit before trying a match.)
+_DIGITS = re.compile(r"\d(?<!\w\d)(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
 # Broader than the EMAIL and HANDLE recognizers on purpose (an address without an alphabetic
 # top-level domain, a handle with dots): the audit must see what the recognizers let through.
 _EMAIL = re.compile(r"(?<![\w.+\-])[\w.+\-]+@\w[\w\-]*(?:\.\w[\w\-]*)*")
@@ -42,6 +43,35 @@ _DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other ch
 # A _WORD match, in group "word", unless its first letter is an ASCII lowercase one: a match
 # opens at the first [^\W\d_] character (a "letter") of a run of _WORD_CHARS and ends with it.
 _CANDIDATE = re.compile(rf"(?<![{_WORD_CHARS}])[{_NOT_LETTERS}]*(?P<word>[^\W\d_a-z][{_WORD_CHARS}]*)")
+_LETTER = re.compile(r"[^\W\d_]")
+_RUN_PREFIX = frozenset("_'’-.")   # with the decimal digits (\d), what precedes a run's first letter
+_NOT_LETTER_CHARS = re.compile(rf"[{_NOT_LETTERS}]")
+
+
+# The _CANDIDATE words whose first letter is upper case, found faster: an ASCII capital or
+# a non-ASCII letter after no letter opens one (re scans for those characters); the caller
+# keeps a non-ASCII one only when it is upper case, and drops those with a letter before
+# them in their run of _WORD_CHARS (`_opens_run`).
+_CAPITAL_OR_WIDE = r"[^\W\d_\x00-@\[-\x7f]"   # a letter, A-Z or beyond ASCII
+_CAPITALIZED = re.compile(
+    rf"{_CAPITAL_OR_WIDE}(?<![^\W\d_]{_CAPITAL_OR_WIDE})[{_WORD_CHARS}]*")
+
+
+def _capitalized(text: str, start: int) -> bool:
+    """Whether a _CAPITALIZED match at `start` opens a _CANDIDATE word with an upper-case letter."""
+    first = text[start]
+    if first >= "\x80" and (not first.isupper() or _LETTER.match(first) is None):
+        return False
+    return not (start and _NOT_LETTER_CHARS.match(text, start - 1)) or _opens_run(text, start)
+
+
+def _opens_run(text: str, start: int) -> bool:
+    """Whether the letter at `start` is the first letter of its run of _WORD_CHARS (what
+    stands before it in the run, if anything, is digits, "_", apostrophes, "-" or ".")."""
+    i = start - 1
+    while i >= 0 and _NOT_LETTER_CHARS.match(text, i):
+        i -= 1
+    return i < 0 or _LETTER.match(text, i) is None
 
 
 def _sentence_initial(text: str, start: int) -> bool:
@@ -80,11 +110,13 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
                 findings.append(AuditFinding(start, end, kind.value))
                 taken[start:end] = b"\x01" * (end - start)
     common = common_words()
-    for match in _CANDIDATE.finditer(redacted_text):
-        start = match.start("word")
-        if not redacted_text[start].isupper():   # a word opens with a letter, never stripped
+    for match in _CAPITALIZED.finditer(redacted_text):
+        start = match.start()   # a word opens with a letter, never stripped
+        if (redacted_text[start] >= "\x80" or start and redacted_text[start - 1] in _RUN_PREFIX
+                or start and redacted_text[start - 1].isdecimal()) \
+                and not _capitalized(redacted_text, start):
             continue
-        word = match.group("word").rstrip(".-'’")
+        word = match.group().rstrip(".-'’")
         end = start + len(word)
         if word.lower() in common:
             continue

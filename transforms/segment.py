@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from larvatus.transforms.chars import (
     CONTROL, CONTROL_CHAR, DEFAULT_IGNORABLE, HIDDEN, is_separator)
+from larvatus.transforms.chunk_words import ChunkWords
 from larvatus.transforms.records import Document, SegmentedDocument
 
 
@@ -184,6 +185,19 @@ def _shadow_words(text: str) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
+@lru_cache(maxsize=1)
+def chunk_words() -> ChunkWords:
+    """The shared, bounded memory of spaCy's words of each chunk (texts with long ones aside)."""
+    return ChunkWords(english_tokenizer(), LONG_CHUNK)
+
+
+def _fast_shadow_words(text: str) -> tuple[list[int], list[int]]:
+    """`_shadow_words`, each chunk between whitespace tokenized once per corpus where spaCy
+    would give the same words (`ChunkWords`), the whole text by spaCy elsewhere."""
+    found = chunk_words().words(text)
+    return found if found is not None else _shadow_words(text)
+
+
 def segment_words(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Returns the start and end offsets (code points, end-exclusive) of each word.
 
@@ -193,7 +207,7 @@ def segment_words(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     length.
     """
     shadow = Shadow(text)
-    starts, ends = _shadow_words(shadow.text)
+    starts, ends = _fast_shadow_words(shadow.text)
     return shadow.map_words(starts, ends)
 
 

@@ -115,3 +115,19 @@ def test_only_the_document_vector_and_the_kept_fields_may_be_null():
     assert [field.name for field in schema if field.nullable] == ["embedding", "lang"]
     entity = schema.field("entities").type.value_type
     assert all(field.nullable for field in entity)   # struct fields, as pyarrow makes them
+
+
+@pytest.mark.parametrize("columns", EVERY_CHOICE, ids=repr)
+def test_rows_hold_what_each_column_reads_field_by_field(columns):
+    """The row's shortcuts (one attribute getter per entity, the columns built once per
+    options) give what each column's own `value` gives."""
+    doc = _document()
+    source = schemas.RowSource(doc, MODEL, columns)
+    present = [c for c in ANNOTATION_COLUMNS if c.present(columns)]
+    expected = {c.name: c.value(source) for c in present}
+    expected["entities"] = [{f.name: f.value(source, i) for f in ENTITY_FIELDS if f.present(columns)}
+                            for i in range(len(doc.entities))]
+    expected.update((name, dict(doc.document.fields).get(name)) for name in columns.kept)
+    row = columns.row(doc, MODEL)
+    assert repr(row) == repr(expected)
+    assert columns.row(doc, MODEL) == row   # and again, from the remembered columns

@@ -107,3 +107,54 @@ def test_spans_without_a_letter_or_digit_are_dropped_as_any_isalnum_drops_them()
     expected = tuple(s for s in spans if any(c.isalnum() for c in text[s.start:s.end]))
     assert realign_lib._with_content(spans, text) == expected
     assert re.search(r"\w", "_") and not realign_lib._ALNUM.search("_")
+
+
+_AUDIT_ALPHABET = "aZéÉßǅⒶ²Ⅳ北0159_'’-. \n\t,;:@" + "\u00a0\u2009–"
+
+
+def _audit_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(["", "Mr ", "said: "]) + "".join(
+        rng.choice(_AUDIT_ALPHABET) for _ in range(rng.randint(0, 40))) for _ in range(count)] \
+        + ["a3Com 3Com _Xy x-Ray -Ray .Net ’Tis Ⓐbc ǅx ²X Éa ßE éA a1B 1B é-Bx .-_1'Zed ⅣA"]
+
+
+def test_capitalized_words_are_the_candidates_with_an_uppercase_first_letter():
+    for text in _random_texts(17, 300) + _audit_texts(18, 3000):
+        expected = [(m.start("word"), m.group("word")) for m in audit_lib._CANDIDATE.finditer(text)
+                    if text[m.start("word")].isupper()]
+        found = [(m.start(), m.group()) for m in audit_lib._CAPITALIZED.finditer(text)
+                 if audit_lib._capitalized(text, m.start())]
+        assert found == expected, repr(text)
+
+
+def test_digit_runs_are_found_as_with_the_lookbehind_first():
+    reference = re.compile(r"(?<![\w])\d(?:(?:[ \-./]| - )?\d){4,}(?![\w])")
+    rng = random.Random(19)
+    alphabet = "0123456789" * 3 + "a_ -./٣" + "\u00a0"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for text in texts + ["12345", "a12345", "_12345 67890", "1 - 2345", "٣12345"]:
+        assert [m.span() for m in audit_lib._DIGITS.finditer(text)] == \
+            [m.span() for m in reference.finditer(text)], repr(text)
+
+
+def _reference_capitalized_findings(text: str) -> list[tuple[int, int]]:
+    """The capitalised-word findings of a text without placeholders, candidate by candidate."""
+    found = []
+    for match in audit_lib._CANDIDATE.finditer(text):
+        start = match.start("word")
+        word = match.group("word").rstrip(".-'’")
+        if text[start].isupper() and word.lower() not in audit_lib.common_words() \
+                and len(word) > 1 and not audit_lib._sentence_initial(text, start):
+            found.append((start, start + len(word)))
+    return found
+
+
+def test_audit_flags_the_capitalized_words_the_candidate_scan_flags():
+    for text in _random_texts(21, 300) + _audit_texts(22, 2000):
+        findings = audit_lib.audit(text).findings
+        got = [(f.start, f.end) for f in findings if f.kind == "capitalized"]
+        taken = [(f.start, f.end) for f in findings if f.kind != "capitalized"]
+        expected = [(a, b) for a, b in _reference_capitalized_findings(text)
+                    if not any(a < d and c < b for c, d in taken)]
+        assert got == expected, repr(text)
