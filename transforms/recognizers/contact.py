@@ -12,7 +12,7 @@ from stdnum import mac as stdnum_mac
 
 from larvatus.transforms.recognizers.base import (
     H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
-    finditer_on_lines, keep_disjoint, line_window)
+    finditer_on_lines, keep_disjoint, line_window, longest_number)
 from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -177,6 +177,8 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     dropped (a table row). The regions are the settings' and those the document itself
     points to (`document_phone_regions`).
     """
+    if longest_number(text) < _PHONE_MIN_DIGITS:   # a run's digits are one number's
+        return []
     regions = document_phone_regions(text, settings.phone_regions)
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS

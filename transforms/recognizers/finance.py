@@ -11,7 +11,8 @@ from stdnum.us import rtn as us_rtn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window)
+    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window,
+    longest_number)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -22,6 +23,9 @@ _CARD_RE = re.compile(
 # Maestro numbers may have 12 digits; only these prefixes are taken at that length
 _MAESTRO_12 = ("0604", "5018", "5020", "5038", "56", "57", "58", "6304", "6390", "6759", "6761",
                "6762", "6763")
+
+
+_CARD_MIN_DIGITS = 12
 
 
 def _card_in(text: str, groups: list[tuple[int, int]]) -> Iterable[tuple[int, int]]:
@@ -63,7 +67,9 @@ def recognize_cards(text: str, settings: PatternSettings) -> list[EntitySpan]:
     are taken too, with Maestro prefixes only. Digits inside something shaped like an IBAN
     (one whose checksum failed) are not a card.
     """
-    spans = []
+    spans: list[EntitySpan] = []
+    if longest_number(text) < _CARD_MIN_DIGITS:   # a card's groups are one number
+        return spans
     for m in _CARD_RE.finditer(text):
         groups = [(g.start(), g.end()) for g in DIGIT_RUN_RE.finditer(text, m.start(), m.end())]
         spans.extend(EntitySpan(s, e, "CARD", SCORE_CHECKSUM) for s, e in _card_in(text, groups))
@@ -115,7 +121,8 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 _ROUTING_RE = re.compile(NUM_START + r"[0-9]{9}" + NUM_END)
 _ROUTING_CUE = cue_pattern(r"routing|ABA|RTN|transit|bank code")
-_ACCOUNT_RE = re.compile(NUM_START + r"[0-9]{8,17}" + NUM_END)
+_ACCOUNT_MIN_DIGITS = 8    # and routing numbers have nine
+_ACCOUNT_RE = re.compile(NUM_START + r"[0-9]{%d,17}" % _ACCOUNT_MIN_DIGITS + NUM_END)
 _ACCOUNT_CUE = cue_pattern(r"account|acct\.?|a/c|checking|savings|bank|kontonummer|konto|"
                            r"cuenta|compte|conto")
 _BANK_CUE_BEFORE = 40
@@ -131,6 +138,8 @@ def recognize_bank_numbers(text: str, settings: PatternSettings) -> list[EntityS
     """US ABA routing numbers (9 digits, checksum by `stdnum.us.rtn`) after a routing cue, and
     bank account numbers (8 to 17 digits, no checksum) after an account cue, on the same line."""
     spans: list[EntitySpan] = []
+    if longest_number(text) < _ACCOUNT_MIN_DIGITS:   # no run of eight digits
+        return spans
     if not (_ROUTING_CUE.search(text) or _ACCOUNT_CUE.search(text)):   # no cue, no number
         return spans
     for m in _ROUTING_RE.finditer(text):
