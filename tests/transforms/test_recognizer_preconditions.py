@@ -52,7 +52,7 @@ def _sample(parsed, rng: random.Random, groups: dict) -> str:
 def _sample_class(items, rng: random.Random) -> str:
     """A character in (or, negated, out of) the class: from its ranges, or from the pool."""
     if items and str(items[0][0]) == "NEGATE":
-        fits = [ch for ch in _POOL if not re.fullmatch(_class_pattern(items), ch)]
+        fits = [ch for ch in _POOL if re.fullmatch(_class_pattern(items), ch)]
         return rng.choice(fits) if fits else "~"
     choices = []
     for op, av in items:
@@ -82,8 +82,8 @@ def _class_pattern(items) -> str:
     return f"[{body}]"
 
 
-def _texts(pattern: re.Pattern, seed: int, count: int) -> list[str]:
-    """Random strings of `pattern`, each between random context."""
+def _texts(pattern: re.Pattern, seed: int, count: int, context: bool = True) -> list[str]:
+    """Random strings of `pattern`, each between random context (or after a line break)."""
     rng = random.Random(seed)
     parsed = sre_parse.parse(pattern.pattern, pattern.flags)
     texts = []
@@ -91,6 +91,8 @@ def _texts(pattern: re.Pattern, seed: int, count: int) -> list[str]:
         before, after = ("".join(rng.choice(_POOL) for _ in range(rng.randint(0, 4)))
                          for _ in range(2))
         gap = " " if rng.random() < 0.7 else ""
+        if not context:
+            before, gap, after = "\n", "", ""
         texts.append(before + gap + _sample(parsed, rng, {}) + gap + after)
     return texts
 
@@ -172,3 +174,110 @@ def test_recognizers_that_skip_short_numbers_find_what_a_full_search_finds(
     assert sum(map(len, full)) > 20     # the texts do hold spans
     short = [text for text in texts if base.longest_number(text) < 12]
     assert len(short) > 50              # and texts that some recognizers skip
+
+
+# ----------------------------------------------------------------------------- every kind
+
+def _search_everything(monkeypatch):
+    """Makes the recognizers search every line of every text: no hint, guard or skip."""
+    plain = {"finditer_on_lines": lambda pattern, hint, text, lines=None: pattern.finditer(text),
+             "lines_with": lambda hint, text: [(0, len(text))] if text else [],
+             "longest_number": lambda text: 1000, "may_hold": lambda text, stems: True}
+    for module in (contact, finance, identifiers):
+        for name, function in plain.items():
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, function)
+
+
+_KIND_FRAGMENTS = [
+    "AB12 CDE", "AB12CDE", "MH 12 AB 1234", "MH-12-AB-1234", "M-AB 1234", "34 ABC 123", "plate ",
+    "Kennzeichen ", "car ", "GB82 WEST 1234 5698 7654 32", "GB82WEST12345698765432",
+    "DE89 3704 0044 0532 0130 00", "de89370400440532013000", "LV80 bANK 0000 4351 9500 1",
+    "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy",
+    "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "0x52908400098527886E0F7030069857D2E4169EE7",
+    "0xde709f2102306220921060314715629080e2fb77", "wallet ", "00:1A:2B:3C:4D:5E",
+    "00-1a-2b-3c-4d-5e", "001a.2b3c.4d5e", "192.168.1.1", "10.0.0.254", "2001:db8::1",
+    "fe80::1ff:fe23:4567:890a", "version 1.2.3.4", "1.2.3.4.5", "@jsmith", "<jsmith> hi",
+    "[12:03] ann: hi", "jsmith42: hi", "user=jsmith", "username: ann", "Invalid user bob from ",
+    "Failed password for root from 1.2.3.4", "u\u017fer=x", "\u0130nvalid user x from ",
+    "PASSWORD for x from ", "NICK=\u212aim", "jane@example.com", "http://example.com/x",
+    "www.example.org", "example.com/jobs/12", "+44 20 7946 0958", "(212) 555-0143",
+    "tel 2125550143", "case no. 2022/1873", "SSN 536-90-4399", "4111 1111 1111 1111",
+    "account 12345678", "routing 021000021", "acct 123456789012", "\n", " ", "\r\n", "x", "12", "-",
+    ".", ":", "2026", "3.5"]
+
+
+def _kind_texts(seed: int, count: int) -> list[str]:
+    """Texts of every kind's fragments and random strings of its patterns, side by side."""
+    patterns = [identifiers._UK_PLATE_RE, identifiers._IN_PLATE_RE, identifiers._DE_PLATE_RE,
+                identifiers._TR_PLATE_RE, finance._IBAN_RE, finance._BITCOIN_RE,
+                finance._ETHEREUM_RE, contact._MAC_RE, contact._IPV4_RE, contact._IPV6_RE,
+                contact._CHAT_STAMPED_RE, contact._LOGIN_RE, contact._SSHD_RE]
+    pieces = [text for i, pattern in enumerate(patterns) for text in _texts(pattern, seed + i, 30)]
+    pieces += 10 * _KIND_FRAGMENTS
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(count)]
+
+
+_MINE = ["ID", "CODE", "VEHICLE", "PHONE", "EMAIL", "URL", "HANDLE", "IP", "MAC", "IBAN", "BANK",
+         "CARD", "CRYPTO"]
+
+
+def test_every_kind_finds_what_a_search_of_every_line_finds(monkeypatch):
+    from larvatus.transforms.recognizers import kind
+
+    settings = PatternSettings()
+    texts = _kind_texts(23, 1500)
+    fast = {label: [sorted(map(_fields, kind(label).find(text, settings))) for text in texts]
+            for label in _MINE}
+    _search_everything(monkeypatch)
+    for label in _MINE:
+        full = [sorted(map(_fields, kind(label).find(text, settings))) for text in texts]
+        assert fast[label] == full, label
+        assert sum(map(len, full)) > 5, (label, sum(map(len, full)))     # the texts hold some
+
+
+@pytest.mark.parametrize("stems", [contact._LOGIN_STEMS, contact._SSHD_STEMS])
+def test_guard_stems_match_in_re_only_what_lower_case_finds(stems):
+    """`re` matches a stem's letter case-insensitively only with characters whose lower case
+    is that letter, or with those that make `may_hold` search the text anyway."""
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for ch in {ch for stem in stems for ch in stem}:
+        matched = set(re.findall(re.escape(ch), everything, re.IGNORECASE))
+        assert ch == ch.lower()
+        assert matched - set(base._NOT_LOWERED) <= {c for c in everything if c.lower() == ch}, ch
+
+
+@pytest.mark.parametrize("pattern, hint", [
+    (identifiers._UK_PLATE_RE, identifiers._PLATE_HINT_RE),
+    (identifiers._IN_PLATE_RE, identifiers._PLATE_HINT_RE),
+    (identifiers._DE_PLATE_RE, identifiers._PLATE_HINT_RE),
+    (identifiers._TR_PLATE_RE, identifiers._PLATE_HINT_RE),
+    (finance._IBAN_RE, finance._IBAN_HINT_RE),
+    (finance._BITCOIN_RE, finance._BITCOIN_HINT_RE),
+    (finance._ETHEREUM_RE, finance._ETHEREUM_HINT_RE),
+    (contact._MAC_RE, contact._MAC_HINT_RE),
+    (contact._IPV4_RE, contact._IPV4_HINT_RE),
+    (contact._CHAT_STAMPED_RE, contact._CLOCK_RE),
+], ids=lambda p: p.pattern[:24])
+def test_random_matches_are_found_on_the_lines_of_their_hint(pattern, hint):
+    rng = random.Random(29)
+    pieces = _texts(pattern, 31, 300) + _texts(pattern, 31, 300, context=False) + _KIND_FRAGMENTS
+    matches = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))
+        everywhere = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in base.finditer_on_lines(pattern, hint, text)] == everywhere, text
+        matches += len(everywhere)
+    assert matches > 300, matches
+
+
+@pytest.mark.parametrize("pattern, stems", [(contact._LOGIN_RE, contact._LOGIN_STEMS),
+                                            (contact._SSHD_RE, contact._SSHD_STEMS)])
+def test_every_random_match_holds_a_guard_stem(pattern, stems):
+    matches = 0
+    for text in _texts(pattern, 37, 3000) + _KIND_FRAGMENTS:
+        for m in pattern.finditer(text):
+            assert base.may_hold(m.group(), stems), m.group()
+            matches += 1
+    assert matches > 500, matches

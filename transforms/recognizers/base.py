@@ -102,6 +102,12 @@ def with_stems(hint: re.Pattern, stems: str) -> re.Pattern:
     return hint
 
 
+def may_hold(text: str, stems: tuple[str, ...]) -> bool:
+    """Whether `text` may hold, in any case, one of `stems` (lower-case ASCII letters and
+    punctuation); False: a case-insensitive pattern whose every match holds one has none."""
+    return _may_hold(text, stems, _text_memo(text))
+
+
 def _may_hold(text: str, stems: tuple[str, ...], memo: dict) -> bool:
     """Whether `text` may hold a match of a hint with these stems (False: it holds none)."""
     lowered = memo.get(None)

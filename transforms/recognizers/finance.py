@@ -11,8 +11,8 @@ from stdnum.us import rtn as us_rtn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window,
-    longest_number)
+    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern,
+    finditer_on_lines, line_window, longest_number)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -89,6 +89,12 @@ _IBAN_RE = re.compile(
     re.IGNORECASE)
 
 
+# Every IBAN holds its check digits and then eleven letters or digits, or two groups of four
+# (`re` scans for the digits; the letter classes match what `_IBAN_RE`'s do).
+_IBAN_HINT_RE = re.compile(r"[0-9][0-9](?:[A-Z0-9]{11}|[ -][A-Z0-9]{4}[ -][A-Z0-9]{4})",
+                           re.IGNORECASE)
+
+
 def _one_case(candidate: str) -> bool:
     letters = [ch for ch in candidate if ch.isalpha()]
     return all(ch.isupper() for ch in letters) or all(ch.islower() for ch in letters)
@@ -102,7 +108,7 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
     word of four letters or digits followed it.
     """
     spans = []
-    for m in _IBAN_RE.finditer(text):
+    for m in finditer_on_lines(_IBAN_RE, _IBAN_HINT_RE, text):
         sep = m.group("sep") or " "
         parts = m.group().split(sep)
         for k in range(len(parts), 0, -1):
@@ -158,6 +164,10 @@ _BITCOIN_RE = re.compile(
     r"(?=[13bB])(?<![\w/])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc1|BC1)[02-9ac-hj-np-zAC-HJ-NP-Z]{11,71})"
     r"(?![\w/])")
 _ETHEREUM_RE = re.compile(r"(?=0)(?<![\w/])0x[0-9a-fA-F]{40}(?![\w/])")
+# Hints (`finditer_on_lines`): a "1" or "3" and eleven more letters or digits (base58's "1" or
+# "3", bech32's "bc1"), "0x" and the forty hex digits.
+_BITCOIN_HINT_RE = re.compile(r"[13][0-9A-Za-z]{11}")
+_ETHEREUM_HINT_RE = re.compile(r"0x[0-9a-fA-F]{40}")
 _ETHEREUM_CUE = cue_pattern(r"eth|ethereum|ether|wallet|address|metamask")
 
 
@@ -176,8 +186,9 @@ def recognize_crypto(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Bitcoin addresses (base58check and bech32, `stdnum.bitcoin`) and Ethereum addresses
     (mixed case: a valid EIP-55 checksum; all one case, which carries none: a cue word nearby)."""
     spans = [EntitySpan(m.start(), m.end(), "CRYPTO", SCORE_CHECKSUM)
-             for m in _BITCOIN_RE.finditer(text) if bitcoin.is_valid(m.group())]
-    for m in _ETHEREUM_RE.finditer(text):
+             for m in finditer_on_lines(_BITCOIN_RE, _BITCOIN_HINT_RE, text)
+             if bitcoin.is_valid(m.group())]
+    for m in finditer_on_lines(_ETHEREUM_RE, _ETHEREUM_HINT_RE, text):
         body = m.group()[2:]
         if body.lower() == body or body.upper() == body:
             if _near(text, m.start(), m.end(), _ETHEREUM_CUE):

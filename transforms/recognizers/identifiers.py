@@ -445,6 +445,11 @@ _IN_PLATE_RE = re.compile(
     r"O[DR]|P[BY]|RJ|SK|T[NRS]|U[KP]|WB)([ -]?)[0-9]{1,2}\1[A-Z]{1,3}\1[0-9]{4}(?![\w-])")
 
 
+# Every plate above holds a capital letter, then maybe a space or dash, then a digit ("B12",
+# "AB 1234", "ABC 123"); `re` scans for the capitals.
+_PLATE_HINT_RE = re.compile(r"[A-Z][ -]?[0-9]")
+
+
 def _uk_plate_age_exists(m: re.Match) -> bool:
     """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
     age = int(m.group("age"))
@@ -459,16 +464,18 @@ def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]
     """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
     (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
     after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
-    spans = []
-    digit_lines = lines_with(DIGIT_RE, text)   # every plate holds a digit, none a line break
-    for m in finditer_on_lines(_UK_PLATE_RE, DIGIT_RE, text, digit_lines):
+    spans: list[EntitySpan] = []
+    plate_lines = lines_with(_PLATE_HINT_RE, text)   # no plate crosses a line break
+    if not plate_lines:
+        return spans
+    for m in finditer_on_lines(_UK_PLATE_RE, _PLATE_HINT_RE, text, plate_lines):
         if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
             spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
     spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-              for m in finditer_on_lines(_IN_PLATE_RE, DIGIT_RE, text, digit_lines)]
+              for m in finditer_on_lines(_IN_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)]
     for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
         spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, DIGIT_RE, text, digit_lines)
+                  for m in finditer_on_lines(pattern, _PLATE_HINT_RE, text, plate_lines)
                   if _plate_near_cue(text, m)]
     return spans
 
