@@ -108,6 +108,36 @@ def test_longest_number_counts_the_digits_of_the_longest_number(text, digits):
     assert base.longest_number(text) == digits
 
 
+def _plain_longest_number(text: str) -> int:
+    """The most digits in a run of digits joined by one to three separators, char by char."""
+    separators = base.NUMBER_SEPARATORS.replace("\\", "")
+    best, i = 0, 0
+    while i < len(text):
+        if not text[i].isdecimal():
+            i += 1
+            continue
+        digits = 0
+        while True:
+            while i < len(text) and text[i].isdecimal():
+                digits, i = digits + 1, i + 1
+            gap = 0
+            while gap < 3 and i + gap < len(text) and text[i + gap] in separators:
+                gap += 1
+            if not (gap and i + gap < len(text) and text[i + gap].isdecimal()):
+                break
+            i += gap
+        best = max(best, digits)
+    return best
+
+
+def test_longest_number_is_the_plain_count_on_random_texts():
+    rng = random.Random(3)
+    pool = _POOL + "\n" * 3 + "11223344" + " " * 6
+    for _ in range(20000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 30)))
+        assert base.longest_number(text) == _plain_longest_number(text), ascii(text)
+
+
 def test_longest_number_of_a_part_of_a_text_is_never_longer():
     rng = random.Random(5)
     for _ in range(3000):

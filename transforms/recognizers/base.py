@@ -150,7 +150,8 @@ DIGIT_RE = re.compile("[0-9]")   # hint: patterns that need a digit
 # dots, slashes, "+" or brackets ("943 476 5919", "(0)20 7946", "4111 - 1111", "12/34").
 NUMBER_SEPARATORS = (" .+/()\\-\u00a0\u2007\u202f\u2010\u2011\u2012\u2013\u2014\u2015"
                      "\u2212\uff0d")
-_NUMBER_RE = re.compile(f"\\d+(?:[{NUMBER_SEPARATORS}]{{1,3}}\\d+)*")
+# (It opens with a class, which `re` scans for: "\\d+(?:[...]{1,3}\\d+)*" opens with a repeat.)
+_NUMBER_RE = re.compile(f"\\d(?:\\d|[{NUMBER_SEPARATORS}]{{1,3}}(?=\\d))*")
 _NOT_DIGIT = {ord(ch): None for ch in NUMBER_SEPARATORS.replace("\\", "")}
 _LONGEST_NUMBER = "longest number"   # its key in a text's memo
 

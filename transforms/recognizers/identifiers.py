@@ -219,7 +219,7 @@ ID_SCHEMES = (
     IdScheme("IT codice fiscale",   # RCCMNL83S18D969H
              re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
                         r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale,
-             hint=re.compile(r"[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]")),
+             hint=re.compile(r"[A-Z][A-Z]{5}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]")),
     IdScheme("PL PESEL",   # 44051401359: checksum and a birth date from 1900 to today
              _digits_shape(r"[0-9]{11}"), _valid_pesel_context_free, min_digits=11),
     IdScheme("PL PESEL, any century",   # 1800s, 2100s and 2200s encodings, after a cue
