@@ -311,3 +311,27 @@ def test_every_random_match_holds_a_guard_stem(pattern, stems):
             assert base.may_hold(m.group(), stems), m.group()
             matches += 1
     assert matches > 500, matches
+
+
+_CODE_FRAGMENTS = [
+    "case ", "Case No. ", "file #", "ref:", "ref.", "invoice ", "order ", "patient MRN ",
+    "acct.", "a/c ", "id ", "ID: ", "no.", "(no. ", "member ", "\u017ftudent ", "\u0130D ",
+    "2026", "2030.", "1990s", "123", "1234", "12345", "1.25", "12.5%", "A1B2C3", "AB-12/3",
+    "19/2021", "2022/1873", "B4", "x9", "\u017f1\u212a2\u01313", "_", "\u00e9", "-", ".", "/",
+    ":", " ", "  ", "\n", "\r\n", "\u2028", "12", "7", "2019-20", "10:30"]
+
+
+def test_codes_found_on_the_lines_that_may_hold_one_are_those_of_a_full_search(monkeypatch):
+    settings = PatternSettings()
+    rng = random.Random(41)
+    texts = ["".join(rng.choice(_CODE_FRAGMENTS) for _ in range(rng.randint(1, 9)))
+             for _ in range(6000)]
+    fast = [sorted(map(_fields, identifiers.recognize_codes(text, settings))) for text in texts]
+    skipped = sum(len(base.lines_with(base.DIGIT_RE, text)) - len(identifiers._code_lines(text))
+                  for text in texts)
+    monkeypatch.setattr(identifiers, "_code_lines",
+                        lambda text: base.lines_with(base.DIGIT_RE, text))   # every digit line
+    full = [sorted(map(_fields, identifiers.recognize_codes(text, settings))) for text in texts]
+    assert fast == full
+    assert sum(map(len, full)) > 500
+    assert skipped > 300     # lines with digits that cannot hold a code

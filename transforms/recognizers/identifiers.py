@@ -401,6 +401,29 @@ _CODE_RE = re.compile(
     re.IGNORECASE)
 _CODE_TAIL_RE = re.compile(rf"{H}([A-Za-z0-9]{{1,6}})(?![\w/.:-]\w|\w)")
 _YEAR_RE = re.compile(r"(?:19|20)[0-9]{2}")
+# From the first digit of a run of code characters holding three digits to the run's end
+# (the classes read as `_CODE_RE`'s do: case-insensitively).
+_CODE_DIGITS_RE = re.compile(r"[0-9](?:[A-Za-z/.:-]*[0-9]){2}[A-Za-z0-9/.:-]*", re.IGNORECASE)
+_CODE_CHAR_RE = re.compile(r"[A-Za-z0-9/.:-]", re.IGNORECASE)
+
+
+def _code_lines(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") that may hold a code `recognize_codes` keeps.
+
+    A code lies in a run of code characters with at least three digits; a run of digits
+    alone is the code itself, so three digits or a year there ("in 2026.") are none.
+    """
+    lines: list[tuple[int, int]] = []
+    for m in _CODE_DIGITS_RE.finditer(text):
+        digits = m.group().rstrip("/.:-")
+        if digits.isdigit() and (len(digits) < 4 or _YEAR_RE.fullmatch(digits)) \
+                and not (m.start() and _CODE_CHAR_RE.match(text, m.start() - 1)):
+            continue
+        if lines and lines[-1][1] >= m.start():
+            continue
+        end = text.find("\n", m.end())
+        lines.append((text.rfind("\n", 0, m.start()) + 1, len(text) if end < 0 else end))
+    return lines
 
 
 def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
@@ -412,7 +435,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
     and "file 2019" are not codes.
     """
     spans = []
-    for m in finditer_on_lines(_CODE_RE, DIGIT_RE, text):   # a code holds a digit
+    for m in finditer_on_lines(_CODE_RE, DIGIT_RE, text, _code_lines(text)):
         code = m.group("code")
         if count_digits(code) < (4 if code.isdigit() else 3) or _YEAR_RE.fullmatch(code):
             continue
