@@ -916,13 +916,15 @@ _ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "1
                  "181/815/08155", "912-71-1234", "1234567893", "51 824 753 556", "004 085 616",
                  "2123 45670 1", "123-456-789-000", "S1234567D", "AB1234563", "MORGA753116SM9IJ",
                  "11-12-345678-90", "hh 01 02 03 d", "ab 12 34 56 c"]
+# and for the shapes searched on the lines of their own hint
+_OWN_HINT_FRAGMENTS = ["C01X00T47", "T220001293", "1EG4-TE5-MK73", "1EG4TE5MK73", "RCCMNL83S18D969H"]
 
 
 @pytest.mark.parametrize("index", [i for i, kind in enumerate(identifiers.ID_SCHEMES) if kind.hinted])
 def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
     kind = identifiers.ID_SCHEMES[index]
     rng = random.Random(17 + index)
-    pool = _ID_FRAGMENTS + _LINE_FRAGMENTS
+    pool = _ID_FRAGMENTS + _LINE_FRAGMENTS + (_OWN_HINT_FRAGMENTS if kind.hint else [])
     found = 0
     for _ in range(3000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 10)))

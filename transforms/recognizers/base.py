@@ -64,18 +64,24 @@ def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     Found once per text and hint: the recognizers share hints (a digit, a four-digit year),
     so the last text's lines are kept per hint, one text per thread.
     """
+    memo = _text_memo(text)
+    lines = memo.get(hint)
+    if lines is None:
+        stems = _HINT_STEMS.get(hint)
+        if stems is not None and not _may_hold(text, stems, memo):
+            lines = memo[hint] = []
+        else:
+            lines = memo[hint] = _search_lines(hint, text)
+    return lines
+
+
+def _text_memo(text: str) -> dict:
+    """What was found in `text` so far (the last text's findings, one text per thread)."""
     memo = getattr(_LINES_MEMO, "memo", None)
     if memo is None or memo[0] is not text:
         memo = (text, {})
         _LINES_MEMO.memo = memo
-    lines = memo[1].get(hint)
-    if lines is None:
-        stems = _HINT_STEMS.get(hint)
-        if stems is not None and not _may_hold(text, stems, memo[1]):
-            lines = memo[1][hint] = []
-        else:
-            lines = memo[1][hint] = _search_lines(hint, text)
-    return lines
+    return memo[1]
 
 
 _LINES_MEMO = threading.local()
@@ -94,6 +100,12 @@ def with_stems(hint: re.Pattern, stems: str) -> re.Pattern:
     """
     _HINT_STEMS[hint] = tuple(stems.split("|"))
     return hint
+
+
+def may_hold(text: str, stems: tuple[str, ...]) -> bool:
+    """Whether `text` may hold, in any case, one of `stems` (lower-case ASCII letters and
+    punctuation); False: a case-insensitive pattern whose every match holds one has none."""
+    return _may_hold(text, stems, _text_memo(text))
 
 
 def _may_hold(text: str, stems: tuple[str, ...], memo: dict) -> bool:
@@ -133,6 +145,31 @@ def finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,
 
 
 DIGIT_RE = re.compile("[0-9]")   # hint: patterns that need a digit
+
+# Digits (any script) joined the way numbers are written: by one to three spaces, dashes,
+# dots, slashes, "+" or brackets ("943 476 5919", "(0)20 7946", "4111 - 1111", "12/34").
+NUMBER_SEPARATORS = (" .+/()\\-\u00a0\u2007\u202f\u2010\u2011\u2012\u2013\u2014\u2015"
+                     "\u2212\uff0d")
+# (It opens with a class, which `re` scans for: "\\d+(?:[...]{1,3}\\d+)*" opens with a repeat.)
+_NUMBER_RE = re.compile(f"\\d(?:\\d|[{NUMBER_SEPARATORS}]{{1,3}}(?=\\d))*")
+_NOT_DIGIT = {ord(ch): None for ch in NUMBER_SEPARATORS.replace("\\", "")}
+_LONGEST_NUMBER = "longest number"   # its key in a text's memo
+
+
+def longest_number(text: str) -> int:
+    """The most digits one number of `text` holds (digits joined as `_NUMBER_RE` joins them).
+
+    A pattern whose every match holds N digits so joined (a run of N digits, "943 476 5919",
+    "+44 (0)20 7946 0958") has no match in a text whose longest number is shorter, and in
+    no part of it: a number of a part of a text lies within a number of the text. Found once
+    per text, for every recognizer.
+    """
+    memo = _text_memo(text)
+    longest = memo.get(_LONGEST_NUMBER)
+    if longest is None:
+        longest = memo[_LONGEST_NUMBER] = max(
+            (len(number.translate(_NOT_DIGIT)) for number in _NUMBER_RE.findall(text)), default=0)
+    return longest
 
 
 def cue_pattern(words: str) -> re.Pattern:

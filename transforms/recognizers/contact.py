@@ -12,7 +12,7 @@ from stdnum import mac as stdnum_mac
 
 from larvatus.transforms.recognizers.base import (
     H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
-    finditer_on_lines, keep_disjoint, line_window)
+    finditer_on_lines, keep_disjoint, line_window, longest_number, may_hold)
 from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -177,6 +177,8 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     dropped (a table row). The regions are the settings' and those the document itself
     points to (`document_phone_regions`).
     """
+    if longest_number(text) < _PHONE_MIN_DIGITS:   # a run's digits are one number's
+        return []
     regions = document_phone_regions(text, settings.phone_regions)
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS
@@ -192,7 +194,7 @@ _IPV4_RE = re.compile(r"(?=[0-9])(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?!\w|\.
 _IPV6_RE = re.compile(
     r"(?=[0-9A-Fa-f:])(?<![\w:.])(?=[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:]{2,39}"
     r"(?:(?<=:)[0-9]{1,3}(?:\.[0-9]{1,3}){3})?(?![\w:]|\.[0-9])")
-_IPV4_HINT_RE = re.compile(r"[0-9]\.[0-9]")
+_IPV4_HINT_RE = re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]")   # "1.2.3" of "1.2.3.4"
 _IPV6_HINT_RE = re.compile(r":[0-9A-Fa-f]{0,4}:")   # what the opening lookahead asks for
 
 
@@ -316,10 +318,13 @@ _SSHD_RE = re.compile(  # sshd: "Invalid user jsmith from", "Failed password for
     rf"{H}+(?P<value>\w(?:[\w.-]{{0,30}}\w)?){H}+from(?!\w)", re.IGNORECASE)
 # Hints (`finditer_on_lines`): what each chat and log pattern cannot do without.
 _LESS_THAN_RE = re.compile("<")              # _CHAT_ANGLE_RE
-_CLOCK_RE = re.compile("[0-9]:[0-9]")        # _CHAT_STAMPED_RE
+_CLOCK_RE = re.compile(":[0-9][0-9]")        # _CHAT_STAMPED_RE (":03" of "12:03")
 _COLON_RE = re.compile(":")                  # _CHAT_BARE_RE
 _KEY_VALUE_RE = re.compile("[=:]")           # _LOGIN_RE
 _FROM_RE = re.compile("[fF][rR][oO][mM]")    # _SSHD_RE
+# Words every match holds, in any case: texts without them are not searched at all.
+_LOGIN_STEMS = ("user", "login", "logon", "nick", "screen")
+_SSHD_STEMS = ("invalid", "illegal", "password", "publickey")
 _NUMBERED_KEY_RE = re.compile(  # "col1:", "new_col2:", "step3:" are keys, not people
     r"(?:[a-z]+_)*(?:arg|answer|block|case|chapter|class|col|column|db|example|feature|field|file|"
     r"group|host|id|input|item|key|label|layer|level|line|name|node|option|opt|output|param|part|"
@@ -397,7 +402,9 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
                 and nick not in _TECH_TOKENS and nick not in _NOT_NICKS
                 and not _NUMBERED_KEY_RE.fullmatch(nick)):
             spans.append(EntitySpan(m.start("nick"), m.end("nick"), "HANDLE", SCORE_FORMAT))
-    for m in finditer_on_lines(_LOGIN_RE, _KEY_VALUE_RE, text):
+    logins = finditer_on_lines(_LOGIN_RE, _KEY_VALUE_RE, text) \
+        if may_hold(text, _LOGIN_STEMS) else ()
+    for m in logins:
         key, value = m.group("key").lower(), m.group("value")
         if value.lower() in _NOT_LOGINS:
             continue
@@ -405,7 +412,7 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
                                  or text.startswith(")", m.end())):
             continue    # "User: please", "login: 3 attempts", "f(user_id: UserId)"
         spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
-    for m in finditer_on_lines(_SSHD_RE, _FROM_RE, text):
+    for m in finditer_on_lines(_SSHD_RE, _FROM_RE, text) if may_hold(text, _SSHD_STEMS) else ():
         if m.group("value").lower() not in _NOT_LOGINS:
             spans.append(EntitySpan(m.start("value"), m.end("value"), "HANDLE", SCORE_FORMAT))
     return spans
@@ -417,7 +424,8 @@ def recognize_handles(text: str, settings: PatternSettings) -> list[EntitySpan]:
 _MAC_RE = re.compile(
     r"(?=[0-9A-Fa-f])(?<![\w:.-])(?:[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}|"
     r"[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:]|[.-]\w)")
-_MAC_HINT_RE = re.compile(r"[0-9A-Fa-f][:.-][0-9A-Fa-f]")
+# ":1A:" or "-1a-" (the second pair between separators), ".2b3c." (Cisco's middle quad)
+_MAC_HINT_RE = re.compile(r"[:.-][0-9A-Fa-f]{2}(?:[:-]|[0-9A-Fa-f]{2}\.)")
 
 
 def _colon_form(address: str) -> str:

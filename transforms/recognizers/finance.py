@@ -11,7 +11,8 @@ from stdnum.us import rtn as us_rtn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern, line_window)
+    DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern,
+    finditer_on_lines, line_window, longest_number)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -22,6 +23,9 @@ _CARD_RE = re.compile(
 # Maestro numbers may have 12 digits; only these prefixes are taken at that length
 _MAESTRO_12 = ("0604", "5018", "5020", "5038", "56", "57", "58", "6304", "6390", "6759", "6761",
                "6762", "6763")
+
+
+_CARD_MIN_DIGITS = 12
 
 
 def _card_in(text: str, groups: list[tuple[int, int]]) -> Iterable[tuple[int, int]]:
@@ -63,7 +67,9 @@ def recognize_cards(text: str, settings: PatternSettings) -> list[EntitySpan]:
     are taken too, with Maestro prefixes only. Digits inside something shaped like an IBAN
     (one whose checksum failed) are not a card.
     """
-    spans = []
+    spans: list[EntitySpan] = []
+    if longest_number(text) < _CARD_MIN_DIGITS:   # a card's groups are one number
+        return spans
     for m in _CARD_RE.finditer(text):
         groups = [(g.start(), g.end()) for g in DIGIT_RUN_RE.finditer(text, m.start(), m.end())]
         spans.extend(EntitySpan(s, e, "CARD", SCORE_CHECKSUM) for s, e in _card_in(text, groups))
@@ -83,6 +89,12 @@ _IBAN_RE = re.compile(
     re.IGNORECASE)
 
 
+# Every IBAN holds its check digits and then eleven letters or digits, or two groups of four
+# (`re` scans for the digits; the letter classes match what `_IBAN_RE`'s do).
+_IBAN_HINT_RE = re.compile(r"[0-9][0-9](?:[A-Z0-9]{11}|[ -][A-Z0-9]{4}[ -][A-Z0-9]{4})",
+                           re.IGNORECASE)
+
+
 def _one_case(candidate: str) -> bool:
     letters = [ch for ch in candidate if ch.isalpha()]
     return all(ch.isupper() for ch in letters) or all(ch.islower() for ch in letters)
@@ -96,7 +108,7 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
     word of four letters or digits followed it.
     """
     spans = []
-    for m in _IBAN_RE.finditer(text):
+    for m in finditer_on_lines(_IBAN_RE, _IBAN_HINT_RE, text):
         sep = m.group("sep") or " "
         parts = m.group().split(sep)
         for k in range(len(parts), 0, -1):
@@ -115,7 +127,8 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 _ROUTING_RE = re.compile(NUM_START + r"[0-9]{9}" + NUM_END)
 _ROUTING_CUE = cue_pattern(r"routing|ABA|RTN|transit|bank code")
-_ACCOUNT_RE = re.compile(NUM_START + r"[0-9]{8,17}" + NUM_END)
+_ACCOUNT_MIN_DIGITS = 8    # and routing numbers have nine
+_ACCOUNT_RE = re.compile(NUM_START + r"[0-9]{%d,17}" % _ACCOUNT_MIN_DIGITS + NUM_END)
 _ACCOUNT_CUE = cue_pattern(r"account|acct\.?|a/c|checking|savings|bank|kontonummer|konto|"
                            r"cuenta|compte|conto")
 _BANK_CUE_BEFORE = 40
@@ -131,6 +144,8 @@ def recognize_bank_numbers(text: str, settings: PatternSettings) -> list[EntityS
     """US ABA routing numbers (9 digits, checksum by `stdnum.us.rtn`) after a routing cue, and
     bank account numbers (8 to 17 digits, no checksum) after an account cue, on the same line."""
     spans: list[EntitySpan] = []
+    if longest_number(text) < _ACCOUNT_MIN_DIGITS:   # no run of eight digits
+        return spans
     if not (_ROUTING_CUE.search(text) or _ACCOUNT_CUE.search(text)):   # no cue, no number
         return spans
     for m in _ROUTING_RE.finditer(text):
@@ -149,6 +164,10 @@ _BITCOIN_RE = re.compile(
     r"(?=[13bB])(?<![\w/])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|(?:bc1|BC1)[02-9ac-hj-np-zAC-HJ-NP-Z]{11,71})"
     r"(?![\w/])")
 _ETHEREUM_RE = re.compile(r"(?=0)(?<![\w/])0x[0-9a-fA-F]{40}(?![\w/])")
+# Hints (`finditer_on_lines`): a "1" or "3" and eleven more letters or digits (base58's "1" or
+# "3", bech32's "bc1"), "0x" and the forty hex digits.
+_BITCOIN_HINT_RE = re.compile(r"[13][0-9A-Za-z]{11}")
+_ETHEREUM_HINT_RE = re.compile(r"0x[0-9a-fA-F]{40}")
 _ETHEREUM_CUE = cue_pattern(r"eth|ethereum|ether|wallet|address|metamask")
 
 
@@ -167,8 +186,9 @@ def recognize_crypto(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Bitcoin addresses (base58check and bech32, `stdnum.bitcoin`) and Ethereum addresses
     (mixed case: a valid EIP-55 checksum; all one case, which carries none: a cue word nearby)."""
     spans = [EntitySpan(m.start(), m.end(), "CRYPTO", SCORE_CHECKSUM)
-             for m in _BITCOIN_RE.finditer(text) if bitcoin.is_valid(m.group())]
-    for m in _ETHEREUM_RE.finditer(text):
+             for m in finditer_on_lines(_BITCOIN_RE, _BITCOIN_HINT_RE, text)
+             if bitcoin.is_valid(m.group())]
+    for m in finditer_on_lines(_ETHEREUM_RE, _ETHEREUM_HINT_RE, text):
         body = m.group()[2:]
         if body.lower() == body or body.upper() == body:
             if _near(text, m.start(), m.end(), _ETHEREUM_CUE):

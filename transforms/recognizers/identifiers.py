@@ -34,7 +34,7 @@ from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
-    cue_pattern, finditer_on_lines, line_window, lines_with)
+    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number)
 from larvatus.transforms.recognizers.references import recognize_references
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -62,10 +62,17 @@ class IdScheme:
     formatted: Optional[re.Pattern] = None
     # Searched only on the lines holding `_ID_HINT_RE` (`finditer_on_lines`); False: everywhere.
     hinted: bool = True
+    # The fewest digits every match holds in one number (`longest_number`): a text whose
+    # longest number holds fewer has no candidate.
+    min_digits: int = 0
+    # Searched only on the lines holding this hint instead (every match holds one).
+    hint: Optional[re.Pattern] = None
 
     def candidates(self, text: str,
                    hint_lines: Optional[list[tuple[int, int]]] = None) -> Iterable[re.Match]:
         """The shape's matches; `hint_lines`: `_ID_HINT_RE`'s lines, when already found."""
+        if self.hint is not None:
+            return finditer_on_lines(self.shape, self.hint, text)
         if not self.hinted:
             return self.shape.finditer(text)
         return finditer_on_lines(self.shape, _ID_HINT_RE, text, hint_lines)
@@ -183,58 +190,63 @@ _NHS_FORMATTED = re.compile(r"[0-9]{3} [0-9]{3} [0-9]{4}|[0-9]{3}-[01][0-9]{2}-[
 ID_SCHEMES = (
     IdScheme("UK NHS number",   # 943 476 5919, 401-023-2137
              _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{4}"), _stdnum(gb_nhs),
-             cue=cue_pattern(r"NHS"), formatted=_NHS_FORMATTED),
+             cue=cue_pattern(r"NHS"), formatted=_NHS_FORMATTED, min_digits=10),
     IdScheme("US SSN",   # 536-90-4399
              _digits_shape(r"[0-9]{3}([ -]?)[0-9]{2}\1[0-9]{4}"), _valid_ssn, score=SCORE_VALIDATED,
              cue=cue_pattern(r"SSN|SS#|social[ -]security"),
-             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
+             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}"), min_digits=9),
     IdScheme("UK NINO",   # AB 12 34 56 C
              re.compile(rf"(?=[A-Z])(?<!\w){_NINO_PREFIX}(?: ?[0-9]{{2}}){{3}} ?[A-D](?!\w)"), None,
-             score=SCORE_FORMAT),
+             score=SCORE_FORMAT, min_digits=6),
     IdScheme("UK NINO, lower case",   # hh 01 02 03 d, after a cue
              re.compile(rf"(?=[a-z])(?<!\w)(?i:{_NINO_PREFIX})(?: ?[0-9]{{2}}){{3}} ?[a-d](?!\w)"),
              lambda candidate: candidate[:2].islower(), score=SCORE_FORMAT,
-             cue=cue_pattern(r"NI|NINO|national insurance")),
+             cue=cue_pattern(r"NI|NINO|national insurance"), min_digits=6),
     IdScheme("ES DNI",   # 12345678Z
-             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Za-z](?!\w)"), es_dni.is_valid),
+             re.compile(r"(?=[0-9])(?<!\w)[0-9]{8}-?[A-Za-z](?!\w)"), es_dni.is_valid,
+             min_digits=8),
     IdScheme("ES NIE",   # X1234567L
-             re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid),
+             re.compile(r"(?=[XYZ])(?<!\w)[XYZ]-?[0-9]{7}-?[A-Z](?!\w)"), es_nie.is_valid,
+             min_digits=7),
     IdScheme("NL BSN",   # 123456782
              _digits_shape(r"(?:[0-9]{9}|[0-9]{4}\.[0-9]{2}\.[0-9]{3})"), nl_bsn.is_valid,
-             cue=cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer")),
+             cue=cue_pattern(r"BSN|burgerservicenummer|sofi-?nummer"), min_digits=9),
     IdScheme("FR NIR",   # social security number, 2 95 10 99 126 111 93
              _digits_shape(" ?".join(_NIR_GROUPS)), fr_nir.is_valid,
              cue=cue_pattern(r"NIR|INSEE|s[ée]curit[ée] sociale|num[ée]ro de s[ée]cu|"
                              r"social security"),
-             formatted=re.compile(" ".join(_NIR_GROUPS))),
+             formatted=re.compile(" ".join(_NIR_GROUPS)), min_digits=8),
     IdScheme("IT codice fiscale",   # RCCMNL83S18D969H
              re.compile(r"(?=[A-Z])(?<!\w)[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
-                        r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale, hinted=False),
+                        r"[0-9LMNP-V]{3}[A-Z](?!\w)"), _valid_codice_fiscale,
+             hint=re.compile(r"[A-Z][A-Z]{5}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]")),
     IdScheme("PL PESEL",   # 44051401359: checksum and a birth date from 1900 to today
-             _digits_shape(r"[0-9]{11}"), _valid_pesel_context_free),
+             _digits_shape(r"[0-9]{11}"), _valid_pesel_context_free, min_digits=11),
     IdScheme("PL PESEL, any century",   # 1800s, 2100s and 2200s encodings, after a cue
-             _digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=cue_pattern(r"PESEL")),
+             _digits_shape(r"[0-9]{11}"), pl_pesel.is_valid, cue=cue_pattern(r"PESEL"),
+             min_digits=11),
     IdScheme("DE passport or identity card number",   # C01X00T47, T220001293 (ICAO check digit)
              re.compile(r"(?=[CFGHJKLMNPRTVWXYZ])(?<![\w-])[CFGHJKLMNPRTVWXYZ]"
                         r"[0-9CFGHJKLMNPRTVWXYZ]{8}[0-9]?(?![\w-])"), _valid_de_document,
              cue=cue_pattern(r"reisepass|personalausweis|ausweis|ausweisnummer|"
                              r"personalausweisnummer|passnummer|pass-?nr\.?|passports?|"
                              r"ID card|identity card|Dokumentennummer|document (?:no|number)"),
-             hinted=False),
+             hint=re.compile(r"[CFGHJKLMNPRTVWXYZ][0-9CFGHJKLMNPRTVWXYZ]{8}")),
     IdScheme("DE tax id",   # Steuer-IdNr, 36 574 261 809
              _digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), de_idnr.is_valid,
              cue=cue_pattern(r"steuer-?id|steuer-?identifikationsnummer|identifikationsnummer|"
-                             r"IdNr|tax[ -]id(?:entification)?|TIN")),
+                             r"IdNr|tax[ -]id(?:entification)?|TIN"), min_digits=11),
     IdScheme("IE PPS number",   # 6433435F
              re.compile(r"(?=[0-9])(?<!\w)[0-9]{7}[A-W][A-IW]?(?!\w)"), ie_pps.is_valid,
-             cue=cue_pattern(r"PPSN?|personal public service")),
+             cue=cue_pattern(r"PPSN?|personal public service"), min_digits=7),
     IdScheme("BE national number",   # 85.07.30-033.28
-             _digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid),
+             _digits_shape(r"[0-9]{2}\.[0-9]{2}\.[0-9]{2}-[0-9]{3}\.[0-9]{2}"), be_nn.is_valid,
+             min_digits=11),
     IdScheme("passport number",   # US/UK 123456789, ES AAA123456, IT YA1234567, IN A1234567
              re.compile(r"(?=[A-Z0-9])(?<![\w-])[A-Z]{0,3}[0-9]{6,9}(?![\w-])"), None,
              score=SCORE_FORMAT,
              cue=cue_pattern(r"passports?|passeport|reisepass|pasaporte|passaporto|paspoort|"
-                             r"paszport|pass-?nr\.?|passnummer")),
+                             r"paszport|pass-?nr\.?|passnummer"), min_digits=6),
 )
 
 
@@ -245,79 +257,79 @@ _NATIONAL_SCHEMES = (
     IdScheme("KR resident registration number",   # 971013-9019902
              _digits_shape(r"[0-9]{6}(-?)[0-9]{7}"), _stdnum(kr_rrn),
              cue=cue_pattern(r"RRN|resident registration|주민등록번호|주민번호"),
-             formatted=re.compile(r"[0-9]{6}-[0-9]{7}")),
+             formatted=re.compile(r"[0-9]{6}-[0-9]{7}"), min_digits=13),
     IdScheme("TR T.C. Kimlik No",   # 10000000146, two check digits
-             _digits_shape(r"[1-9][0-9]{10}"), tr_tckimlik.is_valid),
+             _digits_shape(r"[1-9][0-9]{10}"), tr_tckimlik.is_valid, min_digits=11),
     IdScheme("TH personal ID",   # 1-2345-45678-78-1
              _digits_shape(r"[1-8](-?)[0-9]{4}\1[0-9]{5}\1[0-9]{2}\1[0-9]"), th_pin.is_valid,
              cue=cue_pattern(_ID_CUE + r"|Thai|citizen|บัตรประชาชน|เลขประจำตัวประชาชน"),
-             formatted=re.compile(r"[0-9]-[0-9]{4}-[0-9]{5}-[0-9]{2}-[0-9]")),
+             formatted=re.compile(r"[0-9]-[0-9]{4}-[0-9]{5}-[0-9]{2}-[0-9]"), min_digits=13),
     IdScheme("ZA identity number",   # 7503305044089: birth date, citizenship, Luhn
-             _digits_shape(r"[0-9]{6}( ?)[0-9]{4}\1[0-9]{3}"), _stdnum(za_idnr)),
+             _digits_shape(r"[0-9]{6}( ?)[0-9]{4}\1[0-9]{3}"), _stdnum(za_idnr), min_digits=13),
     IdScheme("SE personnummer",   # 880320-0016, 19880320-0016
              _digits_shape(r"(?:19|20)?[0-9]{6}[-+]?[0-9]{4}"), se_personnummer.is_valid,
              cue=cue_pattern(_ID_CUE + r"|personnummer|personnr|person(?:al)? (?:identity )?number|"
                              r"samordningsnummer"),
-             formatted=re.compile(r"(?:19|20)[0-9]{6}-[0-9]{4}")),
+             formatted=re.compile(r"(?:19|20)[0-9]{6}-[0-9]{4}"), min_digits=10),
     IdScheme("FI HETU",   # 131052-308T: birth date, century sign, check character
              re.compile(r"(?=[0-9])(?<!\w)[0-9]{6}[-+A-FU-Y][0-9]{3}[0-9A-Y](?!\w)"),
-             fi_hetu.is_valid),
+             fi_hetu.is_valid, min_digits=6),
     IdScheme("IN Aadhaar",   # 2341 2341 2346 (Verhoeff)
              _digits_shape(r"[2-9][0-9]{3}( ?)[0-9]{4}\1[0-9]{4}"), _stdnum(in_aadhaar),
-             cue=cue_pattern(r"aadhaa?r|UIDAI|UID|आधार")),
+             cue=cue_pattern(r"aadhaa?r|UIDAI|UID|आधार"), min_digits=12),
     IdScheme("CA social insurance number",   # 046 454 286 (Luhn)
              _digits_shape(r"[0-9]{3}([ -]?)[0-9]{3}\1[0-9]{3}"), _stdnum(ca_sin),
-             cue=cue_pattern(r"SIN|social insurance|NAS|assurance sociale")),
+             cue=cue_pattern(r"SIN|social insurance|NAS|assurance sociale"), min_digits=9),
     IdScheme("DE pension insurance number",   # 15 070649 C 103 (Rentenversicherungsnummer)
              re.compile(r"(?=[0-9])(?<!\w)[0-9]{2}( ?)[0-9]{6}\1[A-Z]\1[0-9]{3}(?!\w)"),
-             _valid_rvnr),
+             _valid_rvnr, min_digits=8),
     IdScheme("DE tax number",   # Steuernummer 181/815/08155
              _digits_shape(r"(?:[0-9]{2,3}/[0-9]{3,4}/[0-9]{4,5}|[0-9]{10,13})"),
              de_stnr.is_valid,
-             cue=cue_pattern(r"Steuernummer|St\.?-?Nr\.?|StNr|tax (?:number|no)")),
+             cue=cue_pattern(r"Steuernummer|St\.?-?Nr\.?|StNr|tax (?:number|no)"), min_digits=9),
     IdScheme("US ITIN",   # 912-71-1234
              _digits_shape(r"9[0-9]{2}([ -]?)[5-9][0-9]\1[0-9]{4}"), _stdnum(us_itin),
              cue=cue_pattern(r"ITIN|taxpayer identification|tax ID"),
-             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}")),
+             formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}"), min_digits=9),
     IdScheme("US NPI",   # 1234567893 (Luhn after 80840)
              _digits_shape(r"[12][0-9]{9}"), _valid_npi,
-             cue=cue_pattern(r"NPI|national provider|provider (?:id|number)")),
+             cue=cue_pattern(r"NPI|national provider|provider (?:id|number)"), min_digits=10),
     IdScheme("US Medicare beneficiary identifier",   # 1EG4-TE5-MK73
              re.compile(r"(?=[1-9])(?<![\w-])[1-9](?:[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]){2}"
                         r"[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])|"
                         r"(?=[1-9])(?<![\w-])[1-9][AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-"
                         r"[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])"),
-             None, score=SCORE_FORMAT, hinted=False),
+             None, score=SCORE_FORMAT, hint=re.compile(r"[1-9][AC-HJKMNP-RT-Y]")),
     IdScheme("AU tax file number",   # 123 456 782
              _digits_shape(r"[0-9]{3}( ?)[0-9]{3}\1[0-9]{2,3}"), _stdnum(au_tfn),
-             cue=cue_pattern(r"TFN|tax file")),
+             cue=cue_pattern(r"TFN|tax file"), min_digits=8),
     IdScheme("AU business number",   # 51 824 753 556 (mod 89)
              _digits_shape(r"[0-9]{2}( ?)[0-9]{3}\1[0-9]{3}\1[0-9]{3}"), _stdnum(au_abn),
              cue=cue_pattern(r"ABN|business number"),
-             formatted=re.compile(r"[0-9]{2} [0-9]{3} [0-9]{3} [0-9]{3}")),
+             formatted=re.compile(r"[0-9]{2} [0-9]{3} [0-9]{3} [0-9]{3}"), min_digits=11),
     IdScheme("AU company number",   # 004 085 616
              _digits_shape(r"[0-9]{3}( ?)[0-9]{3}\1[0-9]{3}"), _stdnum(au_acn),
-             cue=cue_pattern(r"ACN|company number")),
+             cue=cue_pattern(r"ACN|company number"), min_digits=9),
     IdScheme("AU Medicare number",   # 2123 45670 1
              _digits_shape(r"[2-6][0-9]{3}( ?)[0-9]{5}\1[0-9]"), _valid_medicare,
-             cue=cue_pattern(r"medicare")),
+             cue=cue_pattern(r"medicare"), min_digits=10),
     IdScheme("PH taxpayer identification number",   # 123-456-789-000, no check digit
              _digits_shape(r"[0-9]{3}-[0-9]{3}-[0-9]{3}(?:-[0-9]{3,5})?"), None,
-             score=SCORE_FORMAT, cue=cue_pattern(r"TIN|taxpayer identification|BIR")),
+             score=SCORE_FORMAT, cue=cue_pattern(r"TIN|taxpayer identification|BIR"), min_digits=9),
     IdScheme("SG NRIC/FIN",   # S1234567D
-             re.compile(r"(?=[STFG])(?<!\w)[STFG][0-9]{7}[A-Z](?!\w)"), _valid_nric),
+             re.compile(r"(?=[STFG])(?<!\w)[STFG][0-9]{7}[A-Z](?!\w)"), _valid_nric, min_digits=7),
     IdScheme("US DEA number (medical licence)",   # AB1234563
              re.compile(r"(?=[A-Z])(?<!\w)[ABCDEFGHJKLMPRSTUX][A-Z9][0-9]{7}(?!\w)"), _valid_dea,
-             cue=cue_pattern(r"DEA|licen[cs]e|prescriber|registration")),
+             cue=cue_pattern(r"DEA|licen[cs]e|prescriber|registration"), min_digits=7),
     IdScheme("UK driving licence number",   # MORGA753116SM9IJ
              re.compile(r"(?=[A-Z9])(?<!\w)[A-Z9]{5}[0-9]{6}[A-Z9]{2}[0-9][A-Z]{2}(?!\w)"),
-             _valid_uk_driving_licence, score=SCORE_FORMAT),
+             _valid_uk_driving_licence, score=SCORE_FORMAT, min_digits=6),
     IdScheme("driving licence number",   # US D1234567, KR 11-12-345678-90, IN MH-1220110012345
              re.compile(r"(?=[A-Z]{0,3}[0-9][0-9A-Z-]*?[0-9]{2}-?[0-9]{2})(?<![\w-])[A-Z]{0,3}[0-9]"
                         r"(?:[0-9A-Z]|-(?=[0-9A-Z])){4,16}(?![\w-])"), None, score=SCORE_FORMAT,
              cue=cue_pattern(r"driver'?s? licen[cs]e|driving licen[cs]e|DL|licen[cs]e (?:no|number)|"
                              r"F[üu]hrerschein|permiso de conducir|carnet de conducir|"
-                             r"patente(?: di guida)?|rijbewijs|운전면허")),
+                             r"patente(?: di guida)?|rijbewijs|운전면허"), min_digits=4),
 )
 ID_SCHEMES = ID_SCHEMES + _NATIONAL_SCHEMES
 
@@ -353,9 +365,14 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     and NIR unless written in their usual groups) also need a cue word such as "NHS",
     "SSN" or "BSN" on the same line.
     """
-    spans = set()
-    hint_lines = _joined(lines_with(_ID_HINT_RE, text))   # once for every hinted kind
+    spans: set[EntitySpan] = set()
+    hint_lines: Optional[list[tuple[int, int]]] = None   # found once for every hinted kind
+    longest = longest_number(text)
     for kind in ID_SCHEMES:
+        if kind.min_digits > longest:
+            continue
+        if hint_lines is None and kind.hinted and kind.hint is None:
+            hint_lines = _joined(lines_with(_ID_HINT_RE, text))
         for m in kind.candidates(text, hint_lines):
             candidate = m.group()
             if kind.is_valid is not None and not kind.is_valid(candidate):
@@ -384,6 +401,29 @@ _CODE_RE = re.compile(
     re.IGNORECASE)
 _CODE_TAIL_RE = re.compile(rf"{H}([A-Za-z0-9]{{1,6}})(?![\w/.:-]\w|\w)")
 _YEAR_RE = re.compile(r"(?:19|20)[0-9]{2}")
+# From the first digit of a run of code characters holding three digits to the run's end
+# (the classes read as `_CODE_RE`'s do: case-insensitively).
+_CODE_DIGITS_RE = re.compile(r"[0-9](?:[A-Za-z/.:-]*[0-9]){2}[A-Za-z0-9/.:-]*", re.IGNORECASE)
+_CODE_CHAR_RE = re.compile(r"[A-Za-z0-9/.:-]", re.IGNORECASE)
+
+
+def _code_lines(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") that may hold a code `recognize_codes` keeps.
+
+    A code lies in a run of code characters with at least three digits; a run of digits
+    alone is the code itself, so three digits or a year there ("in 2026.") are none.
+    """
+    lines: list[tuple[int, int]] = []
+    for m in _CODE_DIGITS_RE.finditer(text):
+        digits = m.group().rstrip("/.:-")
+        if digits.isdigit() and (len(digits) < 4 or _YEAR_RE.fullmatch(digits)) \
+                and not (m.start() and _CODE_CHAR_RE.match(text, m.start() - 1)):
+            continue
+        if lines and lines[-1][1] >= m.start():
+            continue
+        end = text.find("\n", m.end())
+        lines.append((text.rfind("\n", 0, m.start()) + 1, len(text) if end < 0 else end))
+    return lines
 
 
 def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
@@ -395,7 +435,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
     and "file 2019" are not codes.
     """
     spans = []
-    for m in finditer_on_lines(_CODE_RE, DIGIT_RE, text):   # a code holds a digit
+    for m in finditer_on_lines(_CODE_RE, DIGIT_RE, text, _code_lines(text)):
         code = m.group("code")
         if count_digits(code) < (4 if code.isdigit() else 3) or _YEAR_RE.fullmatch(code):
             continue
@@ -428,6 +468,11 @@ _IN_PLATE_RE = re.compile(
     r"O[DR]|P[BY]|RJ|SK|T[NRS]|U[KP]|WB)([ -]?)[0-9]{1,2}\1[A-Z]{1,3}\1[0-9]{4}(?![\w-])")
 
 
+# Every plate above holds a capital letter, then maybe a space or dash, then a digit ("B12",
+# "AB 1234", "ABC 123"); `re` scans for the capitals.
+_PLATE_HINT_RE = re.compile(r"[A-Z][ -]?[0-9]")
+
+
 def _uk_plate_age_exists(m: re.Match) -> bool:
     """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
     age = int(m.group("age"))
@@ -442,16 +487,18 @@ def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]
     """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
     (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
     after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
-    spans = []
-    digit_lines = lines_with(DIGIT_RE, text)   # every plate holds a digit, none a line break
-    for m in finditer_on_lines(_UK_PLATE_RE, DIGIT_RE, text, digit_lines):
+    spans: list[EntitySpan] = []
+    plate_lines = lines_with(_PLATE_HINT_RE, text)   # no plate crosses a line break
+    if not plate_lines:
+        return spans
+    for m in finditer_on_lines(_UK_PLATE_RE, _PLATE_HINT_RE, text, plate_lines):
         if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
             spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
     spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-              for m in finditer_on_lines(_IN_PLATE_RE, DIGIT_RE, text, digit_lines)]
+              for m in finditer_on_lines(_IN_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)]
     for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
         spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, DIGIT_RE, text, digit_lines)
+                  for m in finditer_on_lines(pattern, _PLATE_HINT_RE, text, plate_lines)
                   if _plate_near_cue(text, m)]
     return spans
 
