@@ -1,0 +1,121 @@
+"""Lines holding several hints at once, and `finditer` tried only where a match can start."""
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from typing import Callable, Iterable, Iterator
+
+from larvatus.transforms.recognizers.base import DIGIT_RE, lines_with, with_stems
+
+_MEMO = threading.local()
+_STEMS: dict[re.Pattern, tuple[str, ...]] = {}
+# The letters `re` matches case-insensitively with an ASCII letter that `str.lower` does not
+# lower to it ("İ", "ı", "ſ"; "İ" also lowers to two characters): a text holding one is
+# searched on every line, its stems unused.
+_NOT_LOWERED = ("\u0130", "\u0131", "\u017f")
+
+
+def with_line_stems(hint: re.Pattern, stems: str) -> re.Pattern:
+    """`base.with_stems(hint, stems)`, whose stems `lines_holding` also tries on each line."""
+    _STEMS[hint] = tuple(stems.split("|"))
+    return with_stems(hint, stems)
+
+
+def lines_holding(text: str, first: re.Pattern, *more: re.Pattern) -> list[tuple[int, int]]:
+    """[start, end) of each line ("\\n") holding a match of `first` and of each of `more`.
+
+    `first`'s lines come from `base.lines_with` (shared with the other recognizers); each
+    of `more` is then searched on those lines alone, so that a rare hint (a digit) spares
+    the whole-text search of a common one (a cue word). Each of `more` must be line-local:
+    its matches hold no "\\n" and its lookarounds read a line's "\\n" like the text's end
+    (a `\\w` test, a class without "\\n"). A pattern whose every match holds a match of each
+    hint then finds, on these lines, what it finds on `lines_with(more[-1], text)`.
+    A hint with stems (`with_line_stems`) is searched only on lines whose lower case holds
+    one. Found once per text and hints (the last text's, per thread); do not modify the list.
+    """
+    if not more:
+        return lines_with(first, text)
+    memo = _text_memo(text)
+    key = (first, *more)
+    lines = memo.get(key)
+    if lines is None:
+        hint = more[-1]
+        lines = lines_holding(text, first, *more[:-1])
+        stems = _STEMS.get(hint)
+        if stems is not None and lines:
+            lowered = _lowered(text, memo)
+            if lowered is not None:
+                lines = [(start, end) for start, end in lines
+                         if any(lowered.find(stem, start, end) >= 0 for stem in stems)]
+        lines = memo[key] = [(start, end) for start, end in lines
+                             if hint.search(text, start, end)]
+    return lines
+
+
+def memoized(text: str, find: Callable[[str], list]) -> list:
+    """`find(text)`, found once per text (the last text's, per thread); do not modify it."""
+    memo = _text_memo(text)
+    found = memo.get(find)
+    if found is None:
+        found = memo[find] = find(text)
+    return found
+
+
+def digit_run_starts(text: str) -> list[int]:
+    """Where each run of ASCII digits in `text` starts, ascending (`memoized`).
+
+    Where a pattern opening with a digit that no digit precedes can match (an address's
+    house number, a date's day): `finditer_at` tries these alone.
+    """
+    return memoized(text, _digit_run_starts)
+
+
+def _digit_run_starts(text: str) -> list[int]:
+    return [run.start() for start, end in lines_with(DIGIT_RE, text)
+            for run in _DIGIT_RUN_RE.finditer(text, start, end)]
+
+
+_DIGIT_RUN_RE = re.compile("[0-9][0-9]*")   # `[0-9]+`, which `re` cannot scan ahead for
+
+
+def _text_memo(text: str) -> dict:
+    """What was found in `text`: the last text's findings, one text per thread."""
+    memo = getattr(_MEMO, "memo", None)
+    if memo is None or memo[0] is not text:
+        memo = (text, {})
+        _MEMO.memo = memo
+    return memo[1]
+
+
+def _lowered(text: str, memo: dict) -> str | None:
+    """`text.lower()`, None where its stems cannot be trusted (`_NOT_LOWERED`)."""
+    if None not in memo:
+        memo[None] = None if any(ch in text for ch in _NOT_LOWERED) else text.lower()
+    return memo[None]
+
+
+def finditer_from(pattern: re.Pattern, text: str, start: int, end: int,
+                  candidates: Iterable[int]) -> Iterator[re.Match]:
+    """`pattern.finditer(text, start, end)`, tried only at `candidates` (ascending positions).
+
+    The same matches when every match of the pattern in [start, end) starts at one of the
+    candidates and none is empty: where `re` would try every position, this tries a few.
+    """
+    position = start
+    for candidate in candidates:
+        if candidate < position:
+            continue
+        found = pattern.match(text, candidate, end)
+        if found is not None:
+            yield found
+            position = found.end()
+
+
+def finditer_at(pattern: re.Pattern, text: str, lines: Iterable[tuple[int, int]],
+                starts: list[int]) -> Iterator[re.Match]:
+    """`pattern.finditer` on each of `lines`, tried only at `starts` (ascending positions in
+    `text`, among them every position where a non-empty match can start)."""
+    for start, end in lines:
+        first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
+        yield from finditer_from(pattern, text, start, end, starts[first:last])
