@@ -105,6 +105,19 @@ def test_finditer_from_a_superset_of_starts_is_finditer():
             == _spans(plain), (text, start, end)
 
 
+def test_finditer_at_a_superset_of_starts_is_finditer_on_those_lines():
+    pattern = re.compile(r"(?<![a-z])[a-z]+[0-9]*|[0-9]{2}")
+    rng = random.Random(9)
+    for text in _texts(["ab", "7", "123", " ", "Z", "q9", "\n", "\n\n"], 3, 2000):
+        starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        ends = [m.start() for m in re.finditer("\n", text)] + [len(text)]
+        lines = [line for line in zip(starts, ends) if rng.random() < 0.6]
+        plain = [m for start, end in lines for m in pattern.finditer(text, start, end)]
+        starts = sorted({m.start() for m in plain} | {rng.randint(0, len(text)) for _ in range(4)})
+        assert _spans(line_hints.finditer_at(pattern, text, lines, starts)) == _spans(plain), \
+            (text, lines)
+
+
 # ----------------------------------------------------------------------------- ADDRESS
 
 _ADDRESS_PIECES = ["12", "431", "7b", "3/4", " ", "  ", "Flat ", "apt.", "Apt", "APARTMENT ",
@@ -124,8 +137,22 @@ def test_english_address_matches_are_its_plain_matches():
     found = 0
     for text in _texts(_ENGLISH_PIECES, 12, 4000, longest=10):
         lines = base.lines_with(base.DIGIT_RE, text)
-        fast = _spans(addresses._english_address_matches(text, lines))
+        fast = _spans(line_hints.finditer_at(addresses._ADDRESS_EN_RE, text, lines,
+                                             addresses._english_address_starts(text)))
         assert fast == _spans(addresses._ADDRESS_EN_RE.finditer(text)), ascii(text)
+        found += len(fast)
+    assert found > 300, found
+
+
+def test_prefixed_addresses_are_tried_at_digit_runs_and_found_the_same():
+    pieces = _ENGLISH_PIECES + ["75, chemin de Joseph", "12 rue Bouvet", "3 bis avenue Foch",
+                                "8 Via Roma", "4 c/ Mayor", "12 Place Vendôme", "7ter RUE x"]
+    found = 0
+    for text in _texts(pieces, 17, 3000, longest=10):
+        lines = base.lines_with(base.DIGIT_RE, text)
+        fast = _spans(line_hints.finditer_at(addresses._ADDRESS_PREFIXED_RE, text, lines,
+                                             line_hints.digit_run_starts(text)))
+        assert fast == _spans(addresses._ADDRESS_PREFIXED_RE.finditer(text)), ascii(text)
         found += len(fast)
     assert found > 300, found
 

@@ -6,8 +6,8 @@ import re
 from typing import Iterable, Optional
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, finditer_on_lines, lines_with)
-from larvatus.transforms.recognizers.line_hints import finditer_from
+    DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, lines_with)
+from larvatus.transforms.recognizers.line_hints import digit_run_starts, finditer_at
 from larvatus.transforms.recognizers.postal import recognize_postcodes
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -83,30 +83,22 @@ _ADDRESS_EN_RE = re.compile(
 # before the horizontal space (if any) and the number after it ("Flat 34, ...").
 _UNIT_AT_END_RE = re.compile(rf"(?=[0-9A-Za-z])(?<![\w./-]){_UNIT}\Z", re.IGNORECASE)
 _LONGEST_UNIT = len("apartment")
-_DIGIT_RUN_RE = re.compile("[0-9][0-9]*")   # `[0-9]+`, which `re` cannot scan ahead for
 
 
-def _english_address_matches(text: str, lines: list[tuple[int, int]]) -> Iterable[re.Match]:
-    """`_ADDRESS_EN_RE`'s matches on `lines`, tried only where one can start."""
-    for start, end in lines:
-        yield from finditer_from(_ADDRESS_EN_RE, text, start, end,
-                                 _english_address_starts(text, start, end))
-
-
-def _english_address_starts(text: str, start: int, end: int) -> list[int]:
-    """Every position in [start, end) where `_ADDRESS_EN_RE` can match, ascending: the start
-    of each digit run, and of each unit word ending where the horizontal space before a
-    run begins ("Flat 34")."""
+def _english_address_starts(text: str) -> list[int]:
+    """Every position where `_ADDRESS_EN_RE` can match, ascending: the start of each digit
+    run, and of each unit word ending where the horizontal space before a run begins
+    ("Flat 34")."""
     starts = []
-    for run in _DIGIT_RUN_RE.finditer(text, start, end):
-        space = run.start()
-        while space > start and _H_CHAR_RE.match(text, space - 1):
+    for run in digit_run_starts(text):
+        space = run
+        while space > 0 and _H_CHAR_RE.match(text, space - 1):
             space -= 1
-        position = max(start, space - _LONGEST_UNIT)
+        position = max(0, space - _LONGEST_UNIT)
         while (unit := _UNIT_AT_END_RE.search(text, position, space)) is not None:
             starts.append(unit.start())
             position = unit.start() + 1
-        starts.append(run.start())
+        starts.append(run)
     return sorted(set(starts))
 
 
@@ -138,21 +130,19 @@ def _ends_in_street_ending(text: str, end: int) -> bool:
     return _STREET_ENDING_REVERSED_RE.match(tail[::-1]) is not None
 
 
-_H_DIGIT_RE = re.compile(f"{H}[0-9]")
 _LETTER_OR_DOT_RE = re.compile(r"[^\W\d_]|\.")
 
 
 def _compound_hint_ends(text: str) -> Iterable[int]:
-    """One past the start of each `_COMPOUND_HINT_RE` match, in order: found from the digits
-    with horizontal space before them (rarer than the letters the hint opens with), each
-    walked back over its space to a letter or "."."""
-    for start, end in lines_with(DIGIT_RE, text):
-        for found in _H_DIGIT_RE.finditer(text, start, end):
-            space = found.start()
-            while space > start and _H_CHAR_RE.match(text, space - 1):
-                space -= 1
-            if space > start and _LETTER_OR_DOT_RE.match(text, space - 1):
-                yield space
+    """One past the start of each `_COMPOUND_HINT_RE` match, in order: found from the digit
+    runs with horizontal space before them (rarer than the letters the hint opens with),
+    each walked back over its space to a letter or "."."""
+    for run in digit_run_starts(text):
+        space = run
+        while space > 0 and _H_CHAR_RE.match(text, space - 1):
+            space -= 1
+        if space < run and space > 0 and _LETTER_OR_DOT_RE.match(text, space - 1):
+            yield space
 
 
 def _compound_address_matches(text: str) -> Iterable[re.Match]:
@@ -195,7 +185,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
     """
     spans = []
     digit_lines = lines_with(DIGIT_RE, text)   # every address has a number
-    for m in _english_address_matches(text, digit_lines):
+    for m in finditer_at(_ADDRESS_EN_RE, text, digit_lines, _english_address_starts(text)):
         words = m.group("name").split()
         if any(word.lower() in _NOT_STREET_NAMES for word in words):
             continue
@@ -206,7 +196,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
         if _NOT_STREET_COMPOUNDS_RE.match(m.group("street")):
             continue
         spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
-    for m in finditer_on_lines(_ADDRESS_PREFIXED_RE, DIGIT_RE, text, digit_lines):
+    for m in finditer_at(_ADDRESS_PREFIXED_RE, text, digit_lines, digit_run_starts(text)):
         if m.group("type").lower() in _AMBIGUOUS_PREFIXES \
                 and not m.group("name").lstrip()[:1].isupper():
             continue

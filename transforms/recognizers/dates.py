@@ -123,7 +123,7 @@ _LIFE_YEAR_RE = re.compile(
 # cue word only on the lines holding what its date needs.
 _FULL_YEAR_HINT_RE = re.compile(r"[12][0-9]{3}")
 _SHORT_DATE_HINT_RE = re.compile(r"[0-9][./][0-9]")
-_EIGHT_DIGITS_RE = re.compile(r"[0-9]{8}")
+_EIGHT_DIGITS_RE = re.compile(r"[0-9][0-9]{7}")   # not `[0-9]{8}`: see `postal`
 
 
 def _full_year_lines(text: str) -> list[tuple[int, int]]:

@@ -1,7 +1,6 @@
 """Lines holding several hints at once, and `finditer` tried only where a match can start."""
 from __future__ import annotations
 
-import bisect
 import re
 import threading
 from typing import Callable, Iterable, Iterator
@@ -40,17 +39,28 @@ def lines_holding(text: str, first: re.Pattern, *more: re.Pattern) -> list[tuple
     key = (first, *more)
     lines = memo.get(key)
     if lines is None:
-        hint = more[-1]
-        lines = lines_holding(text, first, *more[:-1])
-        stems = _STEMS.get(hint)
-        if stems is not None and lines:
-            lowered = _lowered(text, memo)
-            if lowered is not None:
-                lines = [(start, end) for start, end in lines
-                         if any(lowered.find(stem, start, end) >= 0 for stem in stems)]
-        lines = memo[key] = [(start, end) for start, end in lines
-                             if hint.search(text, start, end)]
+        lines = memo[key] = _narrowed(text, lines_holding(text, first, *more[:-1]), more[-1],
+                                      memo)
     return lines
+
+
+def _narrowed(text: str, lines: list[tuple[int, int]], hint: re.Pattern,
+              memo: dict) -> list[tuple[int, int]]:
+    """The lines of `lines` holding a `hint` match: searched line by line where they are
+    less than half the text, else found in the whole text (`lines_with`) and intersected."""
+    if not lines:
+        return lines
+    if 2 * sum(end - start for start, end in lines) > len(text):
+        found = set(lines_with(hint, text))
+        return [line for line in lines if line in found]
+    stems = _STEMS.get(hint)
+    lowered = None if stems is None else _lowered(text, memo)
+    if lowered is not None:
+        if not any(stem in lowered for stem in stems):
+            return []
+        lines = [(start, end) for start, end in lines
+                 if any(lowered.find(stem, start, end) >= 0 for stem in stems)]
+    return [(start, end) for start, end in lines if hint.search(text, start, end)]
 
 
 def memoized(text: str, find: Callable[[str], list]) -> list:
@@ -112,10 +122,21 @@ def finditer_from(pattern: re.Pattern, text: str, start: int, end: int,
             position = found.end()
 
 
-def finditer_at(pattern: re.Pattern, text: str, lines: Iterable[tuple[int, int]],
-                starts: list[int]) -> Iterator[re.Match]:
-    """`pattern.finditer` on each of `lines`, tried only at `starts` (ascending positions in
-    `text`, among them every position where a non-empty match can start)."""
-    for start, end in lines:
-        first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
-        yield from finditer_from(pattern, text, start, end, starts[first:last])
+def finditer_at(pattern: re.Pattern, text: str, lines: list[tuple[int, int]],
+                starts: Iterable[int]) -> Iterator[re.Match]:
+    """`pattern.finditer` on each of `lines` (ascending), tried only at `starts` (ascending
+    positions in `text`, among them every position where a non-empty match can start)."""
+    line = 0
+    position = 0
+    for candidate in starts:
+        while line < len(lines) and lines[line][1] <= candidate:
+            line += 1
+        if line == len(lines):
+            return
+        start, end = lines[line]
+        if candidate < start or candidate < position:
+            continue
+        found = pattern.match(text, candidate, end)
+        if found is not None:
+            yield found
+            position = found.end()
