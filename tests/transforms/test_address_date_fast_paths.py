@@ -199,7 +199,8 @@ def test_compound_addresses_are_the_compound_patterns_plain_matches():
 # ----------------------------------------------------------------------------- DATE
 
 _DATE_PIECES = ["12", "1", "31", "1956", "2021", "19560812", "08121956", "5/21", "21.5.21",
-                "12/08/1956", "1956-08-12", "T09:15:30Z", "12/8/56", "12.08.56", "05/2021", " ", "  ", ", ", "-", "/", ".", "th",
+                "12/08/1956", "1956-08-12", "T09:15:30Z", "12/8/56", "12.08.56", "05/2021",
+                " ", "  ", ", ", "-", "/", ".", "th",
                 "st ", " of ", "August", "aug", "Aug.", "SEPTEMBER", "Sept", "May", "mar",
                 "März", "août", "1er", "mars", " de ", "mei", "Dec", "December", "x", "born ",
                 "DOB ", "expires ", "date: ", "valid until ", "12 août", "1er mars 1956",
@@ -238,7 +239,8 @@ def test_memoized_findings_belong_to_their_own_text_in_every_thread():
             text = rng.choice(texts)
             if rng.random() < 0.3:
                 text = "".join(list(text))
-            if line_hints.digit_run_starts(text) != [m.start() for m in re.finditer("[0-9]+", text)] \
+            runs = [m.start() for m in re.finditer("[0-9]+", text)]
+            if line_hints.digit_run_starts(text) != runs \
                     or line_hints.memoized(text, dates._month_starts) != dates._month_starts(text):
                 wrong.append(text)
 
