@@ -250,3 +250,22 @@ def test_memoized_findings_belong_to_their_own_text_in_every_thread():
     for thread in threads:
         thread.join()
     assert not wrong
+
+
+def test_short_date_cue_stems_hold_every_cue_word():
+    words = ["Date", "dated", "DOB", "d.o.b", "Born", "birth", "Birthday", "geboren", "GEB.",
+             "Geburtsdatum", "datum", "né", "NÉE", "naissance", "Fecha", "nacimiento", "nascita",
+             "geboortedatum", "expire", "EXPIRES", "expiry", "Expiration", "exp", "Exp.",
+             "valid until", "VALID THRU", "valid through", "Valid to", "good thru", "Gültig bis",
+             "gultig bis", "Ablaufdatum", "issued", "Ausgestellt"]
+    stems = line_hints._STEMS[dates._SHORT_DATE_CUE]
+    for word in words:
+        assert dates._SHORT_DATE_CUE.fullmatch(word), word
+        assert any(stem in word.lower() for stem in stems), word
+    found = 0
+    for text in _texts(words + [" ", "\n", "5/21", "x", "\u017f", "\u0130"], 41, 2000, 8):
+        lines = base._search_lines(dates._SHORT_DATE_CUE, text)
+        assert line_hints.lines_holding(text, base.DIGIT_RE, dates._SHORT_DATE_CUE) \
+            == [line for line in base._search_lines(base.DIGIT_RE, text) if line in lines]
+        found += len(lines)
+    assert found > 200, found
