@@ -5,7 +5,9 @@ import bisect
 import re
 from typing import Iterable, Optional
 
-from larvatus.transforms.recognizers.base import DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, finditer_on_lines, lines_with
+from larvatus.transforms.recognizers.base import (
+    DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, lines_with)
+from larvatus.transforms.recognizers.line_hints import digit_run_starts, finditer_at
 from larvatus.transforms.recognizers.postal import recognize_postcodes
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -58,6 +60,7 @@ _STREET_PREFIXES = (
     "square|voie|sentier|faubourg|parvis|esplanade|calle|c/|avenida|avda\\.|paseo|plaza|"
     "carrer|via|viale|piazza|corso|largo|rua|travessa")
 _UNIT = r"(?:apt\.?|apartment|suite|ste\.?|unit|flat|studio|floor|fl\.?|room|rm\.?|#)"
+_H_CHAR_RE = re.compile(H)
 _HOUSE_NUMBER = r"[0-9]{1,6}[A-Za-z]?(?:[/-][0-9]{1,4}[A-Za-z]?)?"
 _NAME_WORD = r"[^\W\d_][\w'’.-]*"
 # Words that, between a number and a street type, mean a quantity rather than an address
@@ -76,6 +79,29 @@ _ADDRESS_EN_RE = re.compile(
     rf"(?P<type>(?:{_STREET_TYPES}))\.?(?!\w)"
     rf"(?P<unit>,?{H}+{_UNIT}{H}*[0-9]{{1,5}}[A-Za-z]?(?!\w))?",
     re.IGNORECASE)
+# Where an English address can start: at a house number, or at a unit word ending right
+# before the horizontal space (if any) and the number after it ("Flat 34, ...").
+_UNIT_AT_END_RE = re.compile(rf"(?=[0-9A-Za-z])(?<![\w./-]){_UNIT}\Z", re.IGNORECASE)
+_LONGEST_UNIT = len("apartment")
+
+
+def _english_address_starts(text: str) -> list[int]:
+    """Every position where `_ADDRESS_EN_RE` can match, ascending: the start of each digit
+    run, and of each unit word ending where the horizontal space before a run begins
+    ("Flat 34")."""
+    starts = []
+    for run in digit_run_starts(text):
+        space = run
+        while space > 0 and _H_CHAR_RE.match(text, space - 1):
+            space -= 1
+        position = max(0, space - _LONGEST_UNIT)
+        while (unit := _UNIT_AT_END_RE.search(text, position, space)) is not None:
+            starts.append(unit.start())
+            position = unit.start() + 1
+        starts.append(run)
+    return sorted(set(starts))
+
+
 _PARTICLES = r"(?:van|von|de|der|den|ten|ter|zu|zum|zur|am|an|auf|im|la|le|di|da|del)"
 _ADDRESS_COMPOUND_RE = re.compile(
     rf"(?=[^\W\d_])(?<![\w'’.-])"
@@ -90,6 +116,33 @@ _ADDRESS_COMPOUND_RE = re.compile(
 _COMPOUND_HINT_RE = re.compile(rf"(?:[^\W\d_]|\.){H}+[0-9]")
 _STREET_ENDING_AT_END_RE = re.compile(rf"(?:{_STREET_ENDINGS})\Z", re.IGNORECASE)
 _LONGEST_STREET_ENDING = max(len(e.replace("\\", "")) for e in _STREET_ENDINGS.split("|"))
+# The street endings spelt backwards, tried once at the reversed end of a word: what
+# `_STREET_ENDING_AT_END_RE` finds at that end (`re` matches character by character, in
+# any case, either way), without trying every start before it.
+_STREET_ENDING_REVERSED_RE = re.compile(
+    "|".join(re.escape(e.replace("\\", "")[::-1]) for e in _STREET_ENDINGS.split("|")),
+    re.IGNORECASE)
+
+
+def _ends_in_street_ending(text: str, end: int) -> bool:
+    """Whether `text[:end]` ends with a street ending, in any case."""
+    tail = text[max(0, end - _LONGEST_STREET_ENDING):end]
+    return _STREET_ENDING_REVERSED_RE.match(tail[::-1]) is not None
+
+
+_LETTER_OR_DOT_RE = re.compile(r"[^\W\d_]|\.")
+
+
+def _compound_hint_ends(text: str) -> Iterable[int]:
+    """One past the start of each `_COMPOUND_HINT_RE` match, in order: found from the digit
+    runs with horizontal space before them (rarer than the letters the hint opens with),
+    each walked back over its space to a letter or "."."""
+    for run in digit_run_starts(text):
+        space = run
+        while space > 0 and _H_CHAR_RE.match(text, space - 1):
+            space -= 1
+        if space < run and space > 0 and _LETTER_OR_DOT_RE.match(text, space - 1):
+            yield space
 
 
 def _compound_address_matches(text: str) -> Iterable[re.Match]:
@@ -97,10 +150,8 @@ def _compound_address_matches(text: str) -> Iterable[re.Match]:
     ending followed by horizontal space and a digit (the same matches, in the same order)."""
     line_starts: Optional[list[int]] = None
     searched_to = -1
-    for hint in _COMPOUND_HINT_RE.finditer(text):
-        ending_end = hint.start() + 1
-        if ending_end <= searched_to or not _STREET_ENDING_AT_END_RE.search(
-                text, max(0, ending_end - 2 * _LONGEST_STREET_ENDING), ending_end):
+    for ending_end in _compound_hint_ends(text):
+        if ending_end <= searched_to or not _ends_in_street_ending(text, ending_end):
             continue
         if line_starts is None:
             line_starts = [0] + [m.end() for m in LINE_BREAK_RE.finditer(text)]
@@ -134,7 +185,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
     """
     spans = []
     digit_lines = lines_with(DIGIT_RE, text)   # every address has a number
-    for m in finditer_on_lines(_ADDRESS_EN_RE, DIGIT_RE, text, digit_lines):
+    for m in finditer_at(_ADDRESS_EN_RE, text, digit_lines, _english_address_starts(text)):
         words = m.group("name").split()
         if any(word.lower() in _NOT_STREET_NAMES for word in words):
             continue
@@ -145,7 +196,7 @@ def recognize_addresses(text: str, settings: PatternSettings) -> list[EntitySpan
         if _NOT_STREET_COMPOUNDS_RE.match(m.group("street")):
             continue
         spans.append(EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT))
-    for m in finditer_on_lines(_ADDRESS_PREFIXED_RE, DIGIT_RE, text, digit_lines):
+    for m in finditer_at(_ADDRESS_PREFIXED_RE, text, digit_lines, digit_run_starts(text)):
         if m.group("type").lower() in _AMBIGUOUS_PREFIXES \
                 and not m.group("name").lstrip()[:1].isupper():
             continue

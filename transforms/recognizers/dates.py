@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import Iterable
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window, with_stems)
+    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window)
+from larvatus.transforms.recognizers.line_hints import (
+    digit_run_starts, finditer_at, lines_holding, memoized, with_line_stems)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -14,8 +17,9 @@ from larvatus.transforms.records import EntitySpan
 _MONTHS = {m.lower()[:3]: i for i, m in enumerate(
     ("January", "February", "March", "April", "May", "June", "July", "August", "September",
      "October", "November", "December"), start=1)}
-_MONTH = (r"(?P<month>(?i:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|"
-          r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?))(?!\w)\.?")
+_MONTH_NAMES = (r"Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|"
+                r"Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?")
+_MONTH = rf"(?P<month>(?i:{_MONTH_NAMES}))(?!\w)\.?"
 _DAY = r"(?P<day>[0-9]{1,2})(?i:st|nd|rd|th)?(?!\w)"
 _YEAR = r"(?P<year>[12][0-9]{3})(?!\w)"
 _DATE_SEP = rf"(?:{H}+|{H}*[-/]{H}*)"
@@ -88,16 +92,18 @@ _COMPACT_DATE_RE = re.compile(
 _DATE_CUE_WORDS = (
     r"date|dated|dob|d\.o\.b|born|birth|birthday|geboren|geb\.|geburtsdatum|datum|né|née|"
     r"naissance|fecha|nacimiento|data|nascita|geboortedatum")
-_DATE_CUE = with_stems(cue_pattern(_DATE_CUE_WORDS),
+_DATE_CUE = with_line_stems(cue_pattern(_DATE_CUE_WORDS),
                        "dat|dob|d.o.b|born|birth|geb|né|naissance|fecha|nacimiento|nascita")
 _DATE_CUE_BEFORE = 32
 # Short dates that fractions, scores and versions also look like ("5/21", "21.5.21"), after
 # a date or validity cue: month and two-digit year, or day, month and two-digit year.
 # "data" (Italian, Polish) is left out: "the data show 1/20 of ..." is English.
-_SHORT_DATE_CUE = cue_pattern(
+_SHORT_DATE_CUE = with_line_stems(cue_pattern(
     _DATE_CUE_WORDS.replace("|data|", "|")
     + r"|expires?|expiry|expiration|exp\.?|valid (?:until|thru|through|to)|good thru|"
-      r"g[üu]ltig bis|ablaufdatum|issued|ausgestellt")
+      r"g[üu]ltig bis|ablaufdatum|issued|ausgestellt"),
+    "dat|dob|d.o.b|born|birth|geb|né|naissance|fecha|nacimiento|nascita|exp|valid|good|ltig|"
+    "ablauf|issued|ausgestellt")
 _CUED_SHORT_DATE_RE = re.compile(
     _DATE_NUMERIC_START + r"(?P<a>[0-9]{1,2})(?P<sep>[./])(?P<b>[0-9]{1,2})"
     r"(?:(?P=sep)(?P<year>[0-9]{2}))?(?!\w)" + _DATE_NUMERIC_END)
@@ -112,9 +118,50 @@ _LIFE_YEAR_RE = re.compile(
 
 
 # Hints for `finditer_on_lines`: every written, day-month-year and year-month-day date
-# holds a four-digit year, every short one a digit, "/" or "." and a digit.
+# holds a four-digit year, every short one a digit, "/" or "." and a digit, every compact
+# one eight digits. Each is searched on the lines holding a digit (`lines_holding`), and a
+# cue word only on the lines holding what its date needs.
 _FULL_YEAR_HINT_RE = re.compile(r"[12][0-9]{3}")
 _SHORT_DATE_HINT_RE = re.compile(r"[0-9][./][0-9]")
+_EIGHT_DIGITS_RE = re.compile(r"[0-9][0-9]{7}")   # not `[0-9]{8}`: see `postal`
+
+
+def _full_year_lines(text: str) -> list[tuple[int, int]]:
+    return lines_holding(text, DIGIT_RE, _FULL_YEAR_HINT_RE)
+
+
+# Where a date can start: a date opening with a number (`_DIGIT_FIRST`) at a run of digits,
+# one opening with an English month (`_MONTH_FIRST`) at a month name ending where the
+# separators (space, ",", "-", "/") before a run of digits begin.
+_DIGIT_FIRST = frozenset((
+    _DATE_WRITTEN_RES[0], _DATE_DMY_RE, _DATE_YMD_RE, _DATE_MONTH_YEAR_RE, _DATE_SHORT_RE,
+    _FOREIGN_DATE_RE, _DATE_NO_YEAR_RES[0], _COMPACT_DATE_RE, _CUED_SHORT_DATE_RE))
+_MONTH_FIRST = frozenset((_DATE_WRITTEN_RES[1], _DATE_WRITTEN_RES[2], _DATE_NO_YEAR_RES[1]))
+_MONTH_AT_END_RE = re.compile(rf"{_MONTH_START}(?<!\w)(?i:{_MONTH_NAMES})(?!\w)\.?\Z")
+_LONGEST_MONTH = len("September.")
+_DATE_SEP_CHAR_RE = re.compile(rf"[,/-]|{H}")
+
+
+def _matches(pattern: re.Pattern, text: str, lines: list[tuple[int, int]]) -> Iterable[re.Match]:
+    """`finditer_on_lines(pattern, _, text, lines)`, tried only where a match can start."""
+    if pattern in _DIGIT_FIRST:
+        return finditer_at(pattern, text, lines, digit_run_starts(text))
+    assert pattern in _MONTH_FIRST, pattern.pattern
+    return finditer_at(pattern, text, lines, memoized(text, _month_starts))
+
+
+def _month_starts(text: str) -> list[int]:
+    """Every position where a date opening with an English month can start, ascending."""
+    starts = set()
+    for run in digit_run_starts(text):
+        end = run
+        while end > 0 and _DATE_SEP_CHAR_RE.match(text, end - 1):
+            end -= 1
+        position = max(0, end - _LONGEST_MONTH)
+        while (month := _MONTH_AT_END_RE.search(text, position, end)) is not None:
+            starts.add(month.start())
+            position = month.start() + 1
+    return sorted(starts)
 
 
 def _is_date(year: int, month: int, day: int) -> bool:
@@ -139,7 +186,7 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
     spans = _dates_without_year(text) + _compact_dates(text) + _life_years(text) \
         + _cued_short_dates(text)
     for pattern in _DATE_WRITTEN_RES:
-        for m in finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
+        for m in _matches(pattern, text, _full_year_lines(text)):
             month_name = m.group("month")
             if "day" not in m.groupdict() and (
                     not month_name[0].isupper()
@@ -149,13 +196,13 @@ def recognize_dates(text: str, settings: PatternSettings) -> list[EntitySpan]:
             if _is_date(int(m.group("year")), _MONTHS[month_name[:3].lower()], day):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     for pattern in (_DATE_DMY_RE, _DATE_YMD_RE):
-        for m in finditer_on_lines(pattern, _FULL_YEAR_HINT_RE, text):
+        for m in _matches(pattern, text, _full_year_lines(text)):
             year, a, b = int(m.group("year")), int(m.group("a")), int(m.group("b"))
             if _is_date(year, b, a) or (pattern is _DATE_DMY_RE and _is_date(year, a, b)):
                 spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     spans += [EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED)
-              for m in finditer_on_lines(_DATE_MONTH_YEAR_RE, _FULL_YEAR_HINT_RE, text)]
-    for m in finditer_on_lines(_DATE_SHORT_RE, _SHORT_DATE_HINT_RE, text):
+              for m in _matches(_DATE_MONTH_YEAR_RE, text, _full_year_lines(text))]
+    for m in _matches(_DATE_SHORT_RE, text, lines_holding(text, DIGIT_RE, _SHORT_DATE_HINT_RE)):
         a, b = int(m.group("a") or m.group("a2")), int(m.group("b") or m.group("b2"))
         years = (1900 + int(m.group("year")), 2000 + int(m.group("year")))
         if any(_is_date(y, b, a) or _is_date(y, a, b) for y in years):
@@ -171,7 +218,8 @@ def _dates_without_year(text: str) -> list[EntitySpan]:
     """Written dates whose year may be missing: foreign month names (with or without a
     year) and English day-month or month-day (a capitalised month)."""
     spans = []
-    for m in finditer_on_lines(_FOREIGN_DATE_RE, DIGIT_RE, text):
+    digit_lines = lines_holding(text, DIGIT_RE)
+    for m in _matches(_FOREIGN_DATE_RE, text, digit_lines):
         name = m.group("fmonth").lower()
         month = _FOREIGN_MONTH_NUMBERS[name]
         day = int(m.group("day"))
@@ -183,7 +231,7 @@ def _dates_without_year(text: str) -> list[EntitySpan]:
             continue
         spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
     for pattern in _DATE_NO_YEAR_RES:
-        for m in finditer_on_lines(pattern, DIGIT_RE, text):
+        for m in _matches(pattern, text, digit_lines):
             month_name = m.group("month")
             if month_name[0].isupper() and _month_day_exists(
                     _MONTHS[month_name[:3].lower()], int(m.group("day"))):
@@ -194,7 +242,8 @@ def _dates_without_year(text: str) -> list[EntitySpan]:
 def _compact_dates(text: str) -> list[EntitySpan]:
     """Eight-digit dates (year first, or day or month first) after a date cue on their line."""
     spans = []
-    for m in finditer_on_lines(_COMPACT_DATE_RE, _DATE_CUE, text):
+    for m in _matches(_COMPACT_DATE_RE, text,
+                      lines_holding(text, DIGIT_RE, _EIGHT_DIGITS_RE, _DATE_CUE)):
         digits = m.group()
         if m.group("ymd"):
             valid = _is_date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
@@ -221,7 +270,8 @@ def _cued_short_dates(text: str) -> list[EntitySpan]:
     """Month-year ("5/21") and short day-month-year ("21.5.21") dates after a date or
     validity cue ("born", "DOB", "expires", "valid until", "geboren", ...) on their line."""
     spans = []
-    for m in finditer_on_lines(_CUED_SHORT_DATE_RE, _SHORT_DATE_CUE, text):
+    for m in _matches(_CUED_SHORT_DATE_RE, text,
+                      lines_holding(text, DIGIT_RE, _SHORT_DATE_HINT_RE, _SHORT_DATE_CUE)):
         ws, _ = line_window(text, m.start(), m.end(), _DATE_CUE_BEFORE, 0)
         if _short_date_exists(m) and _SHORT_DATE_CUE.search(text, ws, m.start()):
             spans.append(EntitySpan(m.start(), m.end(), "DATE", SCORE_VALIDATED))
@@ -231,7 +281,8 @@ def _cued_short_dates(text: str) -> list[EntitySpan]:
 def _life_years(text: str) -> list[EntitySpan]:
     """The year of a birth or death after its cue word ("born in 1929")."""
     return [EntitySpan(m.start("year"), m.end("year"), "DATE", SCORE_VALIDATED)
-            for m in finditer_on_lines(_LIFE_YEAR_RE, _FULL_YEAR_HINT_RE, text)]
+            for m in finditer_on_lines(_LIFE_YEAR_RE, _FULL_YEAR_HINT_RE, text,
+                                       _full_year_lines(text))]
 
 
 

@@ -6,7 +6,8 @@ import re
 from typing import Iterable
 
 from larvatus.transforms.recognizers.base import (
-    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window, with_stems)
+    DIGIT_RE, H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+from larvatus.transforms.recognizers.line_hints import lines_holding, with_line_stems
 from larvatus.transforms.records import EntitySpan
 
 # UK: outward code (A9, A99, AA9, AA99, A9A, AA9A) and inward code (9AA, without C I K M O V),
@@ -53,16 +54,17 @@ _ADDRESS_CUE = cue_pattern(
 _CUE_BEFORE = 60
 _NEWLINE_RE = re.compile("\n")
 # Hints (`finditer_on_lines`): what each pattern cannot do without, found faster than the
-# patterns' opening lookarounds are tried.
+# patterns' opening lookarounds are tried (`[0-9][0-9]{3}`, not `[0-9]{4}`: `re` scans
+# ahead for a pattern's first character only when it is no repeat).
 _UK_HINT_RE = re.compile(r"[0-9][ABD-HJLNP-UW-Z]{2}")
-_FIVE_DIGITS_RE = re.compile(r"[0-9]{5}")
-_FOUR_DIGITS_RE = re.compile(r"[0-9]{4}")
+_FIVE_DIGITS_RE = re.compile(r"[0-9][0-9]{4}")
+_FOUR_DIGITS_RE = re.compile(r"[0-9][0-9]{3}")
 # A case-insensitive hint opens with a case-sensitive class of its words' initials (no
 # letter of these has another case-insensitive match in `re`): `re` then scans for the
 # class instead of trying the words at every position, four times faster.
-_POSTCODE_CUE_HINT_RE = with_stems(re.compile(
+_POSTCODE_CUE_HINT_RE = with_line_stems(re.compile(
     r"(?=[CPZcpz])(?i:zip|post|plz|code|c\.?p|cap|c[óo]digo)"), "zip|post|plz|code|cp|c.p|cap|digo")
-_PO_BOX_HINT_RE = with_stems(re.compile(
+_PO_BOX_HINT_RE = with_line_stems(re.compile(
     r"(?=[ABPabp])(?i:box|postfach|postbus|postale|apartado|B\.P\.)"),
     "box|postfach|postbus|postale|apartado|b.p.")
 
@@ -71,7 +73,8 @@ def _town_postcodes(text: str, addresses: Iterable[EntitySpan]) -> Iterable[Enti
     """Continental postcodes followed by a town, where the line reads as an address."""
     line_starts: list[int] = []
     address_lines: set[int] = set()
-    for m in finditer_on_lines(_POSTCODE_TOWN_RE, _FOUR_DIGITS_RE, text):
+    for m in finditer_on_lines(_POSTCODE_TOWN_RE, _FOUR_DIGITS_RE, text,
+                               lines_holding(text, DIGIT_RE, _FOUR_DIGITS_RE)):
         if m.group("town").lower() in _NOT_TOWNS:
             continue
         ws, _ = line_window(text, m.start(), m.end(), _CUE_BEFORE, 0)
@@ -98,13 +101,17 @@ def recognize_postcodes(text: str, addresses: Iterable[EntitySpan] = ()) -> list
       one before holds one of `addresses` (street addresses found already);
     - P.O. boxes with their number ("P.O. Box 1234", "Postfach 10 02 03", "B.P. 123").
     """
+    # Every pattern needs a digit: its other hints are searched on the digit lines alone.
     spans = [EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT)
-             for m in finditer_on_lines(_UK_POSTCODE_RE, _UK_HINT_RE, text)]
-    for pattern, hint in ((_US_ZIP_AFTER_STATE_RE, _FIVE_DIGITS_RE),
-                          (_POSTCODE_CUE_RE, _POSTCODE_CUE_HINT_RE)):
+             for m in finditer_on_lines(_UK_POSTCODE_RE, _UK_HINT_RE, text,
+                                        lines_holding(text, DIGIT_RE, _UK_HINT_RE))]
+    for pattern, hints in ((_US_ZIP_AFTER_STATE_RE, (_FIVE_DIGITS_RE,)),
+                           (_POSTCODE_CUE_RE, (_FOUR_DIGITS_RE, _POSTCODE_CUE_HINT_RE))):
         spans += [EntitySpan(m.start("zip"), m.end("zip"), "ADDRESS", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, hint, text)]
+                  for m in finditer_on_lines(pattern, hints[-1], text,
+                                             lines_holding(text, DIGIT_RE, *hints))]
     spans += _town_postcodes(text, addresses)
     spans += [EntitySpan(m.start(), m.end(), "ADDRESS", SCORE_FORMAT)
-              for m in finditer_on_lines(_PO_BOX_RE, _PO_BOX_HINT_RE, text)]
+              for m in finditer_on_lines(_PO_BOX_RE, _PO_BOX_HINT_RE, text,
+                                         lines_holding(text, DIGIT_RE, _PO_BOX_HINT_RE))]
     return spans

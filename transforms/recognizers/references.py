@@ -4,14 +4,15 @@ from __future__ import annotations
 import re
 
 from larvatus.transforms.recognizers.base import (
-    H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window, with_stems)
+    DIGIT_RE, H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+from larvatus.transforms.recognizers.line_hints import lines_holding, with_line_stems
 from larvatus.transforms.records import EntitySpan
 
 # "60-16-13", "60 16 13", "601613" on the line of "sort code" (before it, or after it in
 # "account 31926819, sort code 60-16-13").
 _SORT_CODE_RE = re.compile(
     r"(?=[0-9])(?<![\w.,/+-])[0-9]{2}(?P<sep>[- ]?)[0-9]{2}(?P=sep)[0-9]{2}(?![\w-])(?![.,/][0-9])")
-_SORT_CODE_CUE = with_stems(cue_pattern(r"sort{H}?code|sorting{H}code|s/c".replace("{H}", H)),
+_SORT_CODE_CUE = with_line_stems(cue_pattern(r"sort{H}?code|sorting{H}code|s/c".replace("{H}", H)),
                             "sort|s/c")
 _SORT_CODE_CUE_BEFORE = 40
 # Case and registration numbers after "no." / "nos." / "n°" / "Nr." with at least one "/"
@@ -25,7 +26,7 @@ _LAND_REFERENCE_RE = re.compile(
     rf"kadastra(?:al|le)|folio)(?:{H}+(?i:no\.?|nr\.?|n[°º]|number))?{H}*[:#]?{H}*{_SLASHED}")
 _SLASH_HINT_RE = re.compile(r"[0-9A-Z]/[0-9A-Z]")
 # The patterns' opening class, then their words' stems (`re` scans for the class).
-_LAND_HINT_RE = with_stems(re.compile(r"(?=[FKLPSfklps])(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)"),
+_LAND_HINT_RE = with_line_stems(re.compile(r"(?=[FKLPSfklps])(?i:plot|parcel|sheet|lot|flurst|kadastra|folio)"),
                            "plot|parcel|sheet|lot|flurst|kadastra|folio")
 _LAND_BARE_RE = re.compile(   # "plot 288", "Flurstück 1234": three or more digits, no slash
     rf"(?=[FKPfkp])(?<![\w-])(?i:plots?|parcels?|flurst[üu]cke?|parcelles?)"
@@ -40,13 +41,16 @@ def recognize_references(text: str) -> list[EntitySpan]:
     cue word and "sheet 2" are kept.
     """
     spans = []
-    for m in finditer_on_lines(_SORT_CODE_RE, _SORT_CODE_CUE, text):
+    # Every pattern needs a digit: its hint is searched on the digit lines alone.
+    for m in finditer_on_lines(_SORT_CODE_RE, _SORT_CODE_CUE, text,
+                               lines_holding(text, DIGIT_RE, _SORT_CODE_CUE)):
         ws, we = line_window(text, m.start(), m.end(), _SORT_CODE_CUE_BEFORE, 0)
         if _SORT_CODE_CUE.search(text, ws, m.start()):
             spans.append(EntitySpan(m.start(), m.end(), "CODE", SCORE_FORMAT))
     for pattern, hint in ((_NUMBER_SLASHED_RE, _SLASH_HINT_RE), (_LAND_REFERENCE_RE, _LAND_HINT_RE),
                           (_LAND_BARE_RE, _LAND_HINT_RE)):
         spans += [EntitySpan(m.start("code"), m.end("code"), "CODE", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, hint, text)
+                  for m in finditer_on_lines(pattern, hint, text,
+                                             lines_holding(text, DIGIT_RE, hint))
                   if sum(ch.isdigit() for ch in m.group("code")) >= 3]
     return spans
