@@ -88,7 +88,6 @@ def test_stems_are_not_trusted_in_a_text_whose_lower_case_differs_from_re():
 
 
 def test_line_hint_stems_are_the_ones_the_shared_hints_hold():
-    assert line_hints._NOT_LOWERED == base._NOT_LOWERED
     for hint, stems in line_hints._STEMS.items():
         assert base._HINT_STEMS[hint] == stems
 

@@ -7,7 +7,8 @@ from typing import Iterable, Optional
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, lines_with)
-from larvatus.transforms.recognizers.line_hints import digit_run_starts, finditer_at
+from larvatus.transforms.recognizers.line_hints import (
+    digit_run_starts, finditer_at, skip_back, word_starts_ending_at)
 from larvatus.transforms.recognizers.postal import recognize_postcodes
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -91,13 +92,8 @@ def _english_address_starts(text: str) -> list[int]:
     ("Flat 34")."""
     starts = []
     for run in digit_run_starts(text):
-        space = run
-        while space > 0 and _H_CHAR_RE.match(text, space - 1):
-            space -= 1
-        position = max(0, space - _LONGEST_UNIT)
-        while (unit := _UNIT_AT_END_RE.search(text, position, space)) is not None:
-            starts.append(unit.start())
-            position = unit.start() + 1
+        space = skip_back(text, run, _H_CHAR_RE)
+        starts += word_starts_ending_at(text, space, _UNIT_AT_END_RE, _LONGEST_UNIT)
         starts.append(run)
     return sorted(set(starts))
 
@@ -138,9 +134,7 @@ def _compound_hint_ends(text: str) -> Iterable[int]:
     runs with horizontal space before them (rarer than the letters the hint opens with),
     each walked back over its space to a letter or "."."""
     for run in digit_run_starts(text):
-        space = run
-        while space > 0 and _H_CHAR_RE.match(text, space - 1):
-            space -= 1
+        space = skip_back(text, run, _H_CHAR_RE)
         if space < run and space > 0 and _LETTER_OR_DOT_RE.match(text, space - 1):
             yield space
 

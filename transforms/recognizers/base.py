@@ -64,7 +64,7 @@ def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     Found once per text and hint: the recognizers share hints (a digit, a four-digit year),
     so the last text's lines are kept per hint, one text per thread.
     """
-    memo = _text_memo(text)
+    memo = text_memo(text)
     lines = memo.get(hint)
     if lines is None:
         stems = _HINT_STEMS.get(hint)
@@ -75,7 +75,7 @@ def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
     return lines
 
 
-def _text_memo(text: str) -> dict:
+def text_memo(text: str) -> dict:
     """What was found in `text` so far (the last text's findings, one text per thread)."""
     memo = getattr(_LINES_MEMO, "memo", None)
     if memo is None or memo[0] is not text:
@@ -105,15 +105,22 @@ def with_stems(hint: re.Pattern, stems: str) -> re.Pattern:
 def may_hold(text: str, stems: tuple[str, ...]) -> bool:
     """Whether `text` may hold, in any case, one of `stems` (lower-case ASCII letters and
     punctuation); False: a case-insensitive pattern whose every match holds one has none."""
-    return _may_hold(text, stems, _text_memo(text))
+    return _may_hold(text, stems, text_memo(text))
 
 
 def _may_hold(text: str, stems: tuple[str, ...], memo: dict) -> bool:
     """Whether `text` may hold a match of a hint with these stems (False: it holds none)."""
+    lowered = lowered_for_stems(text, memo)
+    return not lowered or any(stem in lowered for stem in stems)
+
+
+def lowered_for_stems(text: str, memo: dict) -> str:
+    """`text.lower()` from `text`'s memo (`text_memo`), or "" where stems cannot be trusted
+    (`_NOT_LOWERED`): then every line is searched."""
     lowered = memo.get(None)
     if lowered is None:
         lowered = memo[None] = "" if any(ch in text for ch in _NOT_LOWERED) else text.lower()
-    return not lowered or any(stem in lowered for stem in stems)
+    return lowered
 
 
 def _search_lines(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
@@ -164,7 +171,7 @@ def longest_number(text: str) -> int:
     no part of it: a number of a part of a text lies within a number of the text. Found once
     per text, for every recognizer.
     """
-    memo = _text_memo(text)
+    memo = text_memo(text)
     longest = memo.get(_LONGEST_NUMBER)
     if longest is None:
         longest = memo[_LONGEST_NUMBER] = max(

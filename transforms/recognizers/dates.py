@@ -8,7 +8,8 @@ from typing import Iterable
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window)
 from larvatus.transforms.recognizers.line_hints import (
-    digit_run_starts, finditer_at, lines_holding, memoized, with_line_stems)
+    digit_run_starts, finditer_at, lines_holding, memoized, skip_back, with_line_stems,
+    word_starts_ending_at)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -152,16 +153,10 @@ def _matches(pattern: re.Pattern, text: str, lines: list[tuple[int, int]]) -> It
 
 def _month_starts(text: str) -> list[int]:
     """Every position where a date opening with an English month can start, ascending."""
-    starts = set()
-    for run in digit_run_starts(text):
-        end = run
-        while end > 0 and _DATE_SEP_CHAR_RE.match(text, end - 1):
-            end -= 1
-        position = max(0, end - _LONGEST_MONTH)
-        while (month := _MONTH_AT_END_RE.search(text, position, end)) is not None:
-            starts.add(month.start())
-            position = month.start() + 1
-    return sorted(starts)
+    return sorted({start for run in digit_run_starts(text)
+                   for start in word_starts_ending_at(
+                       text, skip_back(text, run, _DATE_SEP_CHAR_RE), _MONTH_AT_END_RE,
+                       _LONGEST_MONTH)})
 
 
 def _is_date(year: int, month: int, day: int) -> bool:

@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 import re
-import threading
 from typing import Callable, Iterable, Iterator
 
-from larvatus.transforms.recognizers.base import DIGIT_RE, lines_with, with_stems
+from larvatus.transforms.recognizers.base import (
+    DIGIT_RE, lines_with, lowered_for_stems, text_memo, with_stems,
+)
 
-_MEMO = threading.local()
 _STEMS: dict[re.Pattern, tuple[str, ...]] = {}
-# The letters `re` matches case-insensitively with an ASCII letter that `str.lower` does not
-# lower to it ("İ", "ı", "ſ"; "İ" also lowers to two characters): a text holding one is
-# searched on every line, its stems unused.
-_NOT_LOWERED = ("\u0130", "\u0131", "\u017f")
 
 
 def with_line_stems(hint: re.Pattern, stems: str) -> re.Pattern:
@@ -35,7 +31,7 @@ def lines_holding(text: str, first: re.Pattern, *more: re.Pattern) -> list[tuple
     """
     if not more:
         return lines_with(first, text)
-    memo = _text_memo(text)
+    memo = text_memo(text)
     key = (first, *more)
     lines = memo.get(key)
     if lines is None:
@@ -54,8 +50,8 @@ def _narrowed(text: str, lines: list[tuple[int, int]], hint: re.Pattern,
         found = set(lines_with(hint, text))
         return [line for line in lines if line in found]
     stems = _STEMS.get(hint)
-    lowered = None if stems is None else _lowered(text, memo)
-    if lowered is not None:
+    lowered = "" if stems is None else lowered_for_stems(text, memo)
+    if lowered:   # "": no stems, or a text they cannot rule out
         if not any(stem in lowered for stem in stems):
             return []
         lines = [(start, end) for start, end in lines
@@ -65,7 +61,7 @@ def _narrowed(text: str, lines: list[tuple[int, int]], hint: re.Pattern,
 
 def memoized(text: str, find: Callable[[str], list]) -> list:
     """`find(text)`, found once per text (the last text's, per thread); do not modify it."""
-    memo = _text_memo(text)
+    memo = text_memo(text)
     found = memo.get(find)
     if found is None:
         found = memo[find] = find(text)
@@ -89,20 +85,22 @@ def _digit_run_starts(text: str) -> list[int]:
 _DIGIT_RUN_RE = re.compile("[0-9][0-9]*")   # `[0-9]+`, which `re` cannot scan ahead for
 
 
-def _text_memo(text: str) -> dict:
-    """What was found in `text`: the last text's findings, one text per thread."""
-    memo = getattr(_MEMO, "memo", None)
-    if memo is None or memo[0] is not text:
-        memo = (text, {})
-        _MEMO.memo = memo
-    return memo[1]
+def skip_back(text: str, position: int, separator: re.Pattern) -> int:
+    """Where the run of one-character `separator` matches ending at `position` begins."""
+    while position > 0 and separator.match(text, position - 1):
+        position -= 1
+    return position
 
 
-def _lowered(text: str, memo: dict) -> str | None:
-    """`text.lower()`, None where its stems cannot be trusted (`_NOT_LOWERED`)."""
-    if None not in memo:
-        memo[None] = None if any(ch in text for ch in _NOT_LOWERED) else text.lower()
-    return memo[None]
+def word_starts_ending_at(text: str, end: int, word: re.Pattern, longest: int) -> list[int]:
+    """The starts, ascending, of the `word` matches (a pattern ending in `\\Z`) that end at
+    `end` and start at most `longest` characters before it."""
+    starts = []
+    position = max(0, end - longest)
+    while (found := word.search(text, position, end)) is not None:
+        starts.append(found.start())
+        position = found.start() + 1
+    return starts
 
 
 def finditer_from(pattern: re.Pattern, text: str, start: int, end: int,
