@@ -100,37 +100,29 @@ class AnnotateDocuments(beam.PTransform):
     def expand(self, documents):
         config = self._config
         timeout = config.record_timeout
-        segmented = documents | "Segment" >> beam.ParDo(stages.Segment(timeout)).with_outputs(
-            stages.DEAD, main="ok")
-        encoded = segmented.ok | "Encode" >> beam.ParDo(stages.Encode(
-            config.spec, config.encode_settings, timeout)).with_outputs(
-                stages.DEAD, main="ok")
+        # One Beam step and one budgeted call per document on each side of the model,
+        # each stage still timed, counted, budgeted and dead-lettered under its own name.
+        encoded = documents | "SegmentAndEncode" >> beam.ParDo(stages.StageChain(
+            [stages.Segment(), stages.Encode(config.spec, config.encode_settings)],
+            timeout)).with_outputs(stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
             .with_exception_handling())
-        tagged = inferred | "Realign" >> beam.ParDo(
-            stages.Realign(config.spec.scheme, config.aggregation, config.decision, timeout,
-                           ml=config.ml)
-        ).with_outputs(stages.DEAD, main="ok")
-        merged = tagged.ok | "DetectPatterns" >> beam.ParDo(
-            stages.DetectPatterns(config.patterns, timeout)).with_outputs(stages.DEAD, main="ok")
-        redacted = merged.ok | "Redact" >> beam.ParDo(
-            stages.Redact(config.policy, timeout)).with_outputs(stages.DEAD, main="ok")
-        annotated = redacted.ok | "Audit" >> beam.ParDo(
-            stages.AuditRedacted(timeout)).with_outputs(stages.DEAD, main="ok")
+        after_model = [
+            stages.Realign(config.spec.scheme, config.aggregation, config.decision,
+                           ml=config.ml),
+            stages.DetectPatterns(config.patterns), stages.Redact(config.policy),
+            stages.AuditRedacted()]
+        if config.ml is not None:
+            after_model.append(stages.EmitMlOutputs(config.ml))
+        annotated = inferred | "Annotate" >> beam.ParDo(stages.StageChain(
+            after_model, timeout)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
-        dead = [segmented[stages.DEAD], encoded[stages.DEAD], tagged[stages.DEAD],
-                merged[stages.DEAD], redacted[stages.DEAD], annotated[stages.DEAD],
-                failed_inference]
         done = annotated.ok
-        if config.ml is not None:
-            with_ml = done | "EmitMlOutputs" >> beam.ParDo(
-                stages.EmitMlOutputs(config.ml, timeout)).with_outputs(stages.DEAD, main="ok")
-            done = with_ml.ok
-            dead.append(with_ml[stages.DEAD])
-        dead = tuple(dead) | "MergeDeadLetters" >> beam.Flatten()
+        dead = (encoded[stages.DEAD], annotated[stages.DEAD], failed_inference) \
+            | "MergeDeadLetters" >> beam.Flatten()
         return {"annotated": done, stages.DEAD: dead}
 
 

@@ -4,17 +4,23 @@ from __future__ import annotations
 import math
 import queue
 import threading
-from typing import Any, Callable, Optional
+import time
+from typing import Any, Callable, Optional, Sequence
 
 DEFAULT_RECORD_TIMEOUT = 60.0
 
 
 class RecordTimeout(Exception):
-    """A call ran past its budget; the caller moves on without its result."""
+    """A call ran past its budget; the caller moves on without its result.
 
-    def __init__(self, seconds: float):
+    From `TimeBudget.run_steps`, `step` is the index of the step that overran.
+    """
+
+    def __init__(self, seconds: float, step: int = 0):
         super().__init__(f"took more than {seconds:g} s")
         self.seconds = seconds
+        self.step = step
+        self.run: Optional["StepsRun"] = None   # what the steps before it did
 
 
 def check_record_timeout(seconds: Optional[float]) -> Optional[float]:
@@ -66,6 +72,41 @@ class _Worker:
         self._jobs.put(None)
 
 
+class StepsRun:
+    """How far a run of steps got: each finished step's output and seconds, the error that
+    stopped it, and the step now running (its index, input and start), read by the caller."""
+
+    __slots__ = ("outputs", "seconds", "error", "current")
+
+    def __init__(self, value: Any):
+        self.outputs: list = []
+        self.seconds: list[float] = []
+        self.error: Optional[Exception] = None   # raised by step len(outputs)
+        # (index, input, start) of the step running, replaced whole: one atomic write
+        self.current: tuple[int, Any, float] = (0, value, time.perf_counter())
+
+
+def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: StepsRun) -> StepsRun:
+    """Each step on the previous one's output, starting from the input in `run.current`, until one raises
+    (`run.error`, its seconds counted) or returns what `stop` accepts; written into `run`
+    as it goes, so that a caller watching from another thread sees which step is running."""
+    value = run.current[1]
+    for index, step in enumerate(steps):
+        started = time.perf_counter()
+        run.current = (index, value, started)
+        try:
+            value = step(value)
+        except Exception as error:   # handed to the caller, who dead-letters the element
+            run.seconds.append(time.perf_counter() - started)
+            run.error = error
+            return run
+        run.seconds.append(time.perf_counter() - started)
+        run.outputs.append(value)
+        if stop(value):
+            break
+    return run
+
+
 class TimeBudget:
     """Runs calls in a background worker thread and waits at most `seconds` for each.
 
@@ -100,6 +141,32 @@ class TimeBudget:
             self._retired.append(self._worker)
             self._worker = None
             raise RecordTimeout(self.seconds)
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def run_steps(self, steps: Sequence[Callable], value: Any,
+                  stop: Callable[[Any], bool]) -> StepsRun:
+        """`run_steps` in one hand-off to the worker thread, each step within the budget.
+
+        One hand-off for a chain of steps, not one per step: the wait is cut into one
+        budget per step, renewed as each step starts. A step that overruns raises
+        RecordTimeout naming it (`step`); what the steps before it did stays readable
+        in the `StepsRun` passed as `RecordTimeout.run`.
+        """
+        if self._worker is None:
+            self._worker = _Worker()
+        run = StepsRun(value)
+        job = self._worker.submit(run_steps, (steps, stop, run))
+        while not job.done.wait(max(0.0, run.current[2] + self.seconds - time.perf_counter())):
+            index, _, started = run.current
+            if time.perf_counter() - started >= self.seconds:
+                self._worker.retire()
+                self._retired.append(self._worker)
+                self._worker = None
+                timeout = RecordTimeout(self.seconds, index)
+                timeout.run = run
+                raise timeout
         if job.error is not None:
             raise job.error
         return job.result

@@ -6,7 +6,7 @@ import os
 import socket
 import threading
 import time
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import apache_beam as beam
 from apache_beam import pvalue
@@ -22,7 +22,9 @@ from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import progress as progress_lib
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import segment as segment_lib
-from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
+from larvatus.transforms.budget import (
+    RecordTimeout, StepsRun, TimeBudget, check_record_timeout, run_steps,
+)
 from larvatus.transforms.labels import LabelScheme
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.records import (
@@ -42,17 +44,22 @@ def count(name: str, value: int = 1) -> None:
     Metrics.counter(NAMESPACE, name).inc(value)
 
 
+def add_time(stage: str, seconds: float) -> None:
+    """Adds `seconds` of wall time to the `time_us_<stage>` counter."""
+    Metrics.counter(NAMESPACE, f"time_us_{stage}").inc(int(seconds * 1e6))
+
+
 class _Timer:
     """Adds the wall time of a block to the `time_us_<stage>` counter."""
 
     def __init__(self, stage: str):
-        self._counter = Metrics.counter(NAMESPACE, f"time_us_{stage}")
+        self._stage = stage
 
     def __enter__(self):
         self._start = time.perf_counter()
 
     def __exit__(self, *exc):
-        self._counter.inc(int((time.perf_counter() - self._start) * 1e6))
+        add_time(self._stage, time.perf_counter() - self._start)
 
 
 def dead_letter(letter: DeadLetter):
@@ -65,22 +72,23 @@ def _safe_detail(error: Exception) -> str:
     return type(error).__name__
 
 
-class Stage(beam.DoFn):
-    """One pipeline step: the template owns timing, the time budget, failure routing and counting.
+def _is_dead(result) -> bool:
+    return isinstance(result, DeadLetter)
 
-    A subclass names its `stage` (the `time_us_<stage>` counter) and its
-    `failure` reason, and writes `step` (the pure call; it may return a
-    DeadLetter) and, if it has any, `count_output`. An exception in `step`
-    dead-letters the element with the exception's type as detail, never its
-    message (messages can quote text). With a `record_timeout`, `step` runs in
-    a worker thread and an element that takes longer is dead-lettered as
-    `timeout` while the job goes on (see `larvatus.transforms.budget.TimeBudget` for what
-    happens to the overrunning call); `on_timeout` lets a subclass drop state
-    that call may still be using.
+
+class _Budgeted(beam.DoFn):
+    """Runs its stages back to back on each element, in one call within the record budget.
+
+    The stages' `step`s run in one hand-off to the budget's worker thread (none without
+    a budget), each with a budget of its own. Each stage keeps its own name: its time
+    goes to its `time_us_<stage>` counter (the hand-off's to the first stage's), its output
+    to its `count_output`, and its failure to a dead letter with its `failure` reason and
+    the exception's type as detail, never its message (messages can quote text). A dead
+    letter a step returns ends the element there. A stage that overruns is dead-lettered
+    as `timeout` and the job goes on (see `larvatus.transforms.budget.TimeBudget` for what
+    happens to the overrunning call); its `on_timeout` lets it drop state that call may
+    still be using.
     """
-
-    stage: str = ""
-    failure: Reason = Reason.ENCODE_ERROR
 
     def __init__(self, record_timeout: Optional[float] = None):
         super().__init__()
@@ -91,6 +99,84 @@ class Stage(beam.DoFn):
         state = self.__dict__.copy()
         state["_budget"] = None   # threads stay with the instance that started them
         return state
+
+    def stages(self) -> tuple["Stage", ...]:
+        raise NotImplementedError
+
+    def teardown(self):
+        if self._budget is not None:
+            self._budget.close()
+
+    def _run(self, stages: tuple["Stage", ...], element) -> StepsRun:
+        steps = [stage.step for stage in stages]
+        if self._record_timeout is None:
+            return run_steps(steps, _is_dead, StepsRun(element))
+        if self._budget is None:
+            self._budget = TimeBudget(self._record_timeout)
+        return self._budget.run_steps(steps, element, _is_dead)
+
+    def process(self, element) -> Iterable:
+        stages = self.stages()
+        stages[0].start(element)
+        started = time.perf_counter()
+        try:
+            run = self._run(stages, element)
+        except RecordTimeout as timeout:
+            yield from self._timed_out(stages, element, timeout, time.perf_counter() - started)
+            return
+        seconds = list(run.seconds)
+        seconds[0] += max(0.0, time.perf_counter() - started - sum(seconds))   # the hand-off
+        for stage, spent in zip(stages, seconds):
+            add_time(stage.stage, spent)
+        yield from self._finished(stages, run.outputs)
+        if run.error is not None:
+            failing = stages[len(run.outputs)]
+            document = failing.document_of(run.outputs[-1] if run.outputs else element)
+            yield dead_letter(DeadLetter(
+                document.source, failing.failure, _safe_detail(run.error), document.doc_id))
+        elif run.outputs and not _is_dead(run.outputs[-1]):
+            yield run.outputs[-1]
+
+    def _finished(self, stages: tuple["Stage", ...], outputs: list) -> Iterable:
+        """Counts what finished stages made; yields the dead letter one of them returned."""
+        for stage, output in zip(stages, outputs):
+            if _is_dead(output):
+                yield dead_letter(output)
+                return
+            stage.count_output(output)
+
+    def _timed_out(self, stages: tuple["Stage", ...], element, timeout: RecordTimeout,
+                   wall: float) -> Iterable:
+        run, late = timeout.run, stages[timeout.step]
+        done = run.outputs[:timeout.step] if run is not None else []
+        spent = run.seconds[:len(done)] if run is not None else []
+        for stage, seconds in zip(stages, spent):
+            add_time(stage.stage, seconds)
+        add_time(late.stage, max(0.0, wall - sum(spent)))
+        yield from self._finished(stages, done)
+        late.on_timeout()
+        document = late.document_of(done[-1] if done else element)
+        yield dead_letter(DeadLetter(
+            document.source, Reason.TIMEOUT, f"{late.stage} {timeout}", document.doc_id))
+
+
+class Stage(_Budgeted):
+    """One pipeline step: the template owns timing, the time budget, failure routing and counting.
+
+    A subclass names its `stage` (the `time_us_<stage>` counter) and its
+    `failure` reason, and writes `step` (the pure call; it may return a
+    DeadLetter) and, if it has any, `count_output`. Run alone, it is a DoFn of its
+    own; `StageChain` runs several back to back in one budgeted call.
+    """
+
+    stage: str = ""
+    failure: Reason = Reason.ENCODE_ERROR
+
+    def stages(self) -> tuple["Stage", ...]:
+        return (self,)
+
+    def start(self, element) -> None:
+        """Called in the DoFn's own thread before the element's steps run."""
 
     def document_of(self, element) -> Document:
         raise NotImplementedError
@@ -104,37 +190,26 @@ class Stage(beam.DoFn):
     def on_timeout(self) -> None:
         pass
 
-    def _run_step(self, element):
-        if self._record_timeout is None:
-            return self.step(element)
-        if self._budget is None:
-            self._budget = TimeBudget(self._record_timeout)
-        return self._budget.run(self.step, element)
 
-    def teardown(self):
-        if self._budget is not None:
-            self._budget.close()
+class StageChain(_Budgeted):
+    """Stages run back to back on each element: one Beam step, one budgeted call per element.
 
-    def process(self, element) -> Iterable:
-        try:
-            with _Timer(self.stage):
-                result = self._run_step(element)
-        except RecordTimeout as error:
-            self.on_timeout()
-            document = self.document_of(element)
-            yield dead_letter(DeadLetter(
-                document.source, Reason.TIMEOUT, f"{self.stage} {error}", document.doc_id))
-            return
-        except Exception as error:
-            document = self.document_of(element)
-            yield dead_letter(DeadLetter(
-                document.source, self.failure, _safe_detail(error), document.doc_id))
-            return
-        if isinstance(result, DeadLetter):
-            yield dead_letter(result)
-            return
-        self.count_output(result)
-        yield result
+    Fewer hand-offs to the budget's worker thread and fewer Beam elements than one
+    DoFn per stage; each stage keeps its own counters, time, budget and dead-letter reason.
+    """
+
+    def __init__(self, stages: Sequence["Stage"], record_timeout: Optional[float] = None):
+        super().__init__(record_timeout)
+        if not stages:
+            raise ValueError("a StageChain needs at least one stage")
+        self._stages = tuple(stages)
+
+    def stages(self) -> tuple["Stage", ...]:
+        return self._stages
+
+    def setup(self):
+        for stage in self._stages:
+            stage.setup()
 
 
 class StreamStage(Stage):
@@ -327,9 +402,8 @@ class Segment(Stage):
     def step(self, document: Document) -> SegmentedDocument:
         return segment_lib.segment(document)
 
-    def process(self, document: Document) -> Iterable:
+    def start(self, document: Document) -> None:
         note_working_process()   # here, not in `step`: Beam counters belong to this thread
-        yield from super().process(document)
 
     def on_timeout(self) -> None:
         # The overrunning call may still be inside spaCy's tokenizer, whose cache is
