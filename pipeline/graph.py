@@ -90,6 +90,9 @@ class JobConfig:
             embedding_layer=self.ml.embeddings.layer if self.ml and self.ml.embeddings else None)
 
 
+STAGE_BATCH = 16   # documents per hand-off to a stage chain's worker thread
+
+
 class AnnotateDocuments(beam.PTransform):
     """Documents -> AnnotatedDocuments, with a dead-letter output (tag `dead_letter`)."""
 
@@ -100,11 +103,12 @@ class AnnotateDocuments(beam.PTransform):
     def expand(self, documents):
         config = self._config
         timeout = config.record_timeout
-        # One Beam step and one budgeted call per document on each side of the model,
-        # each stage still timed, counted, budgeted and dead-lettered under its own name.
+        # One Beam step on each side of the model, one hand-off to the budget's worker
+        # thread per STAGE_BATCH documents; each stage still timed, counted, budgeted and
+        # dead-lettered under its own name.
         encoded = documents | "SegmentAndEncode" >> beam.ParDo(stages.StageChain(
             [stages.Segment(), stages.Encode(config.spec, config.encode_settings)],
-            timeout)).with_outputs(stages.DEAD, main="ok")
+            timeout, STAGE_BATCH)).with_outputs(stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
             | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
@@ -117,7 +121,7 @@ class AnnotateDocuments(beam.PTransform):
         if config.ml is not None:
             after_model.append(stages.EmitMlOutputs(config.ml))
         annotated = inferred | "Annotate" >> beam.ParDo(stages.StageChain(
-            after_model, timeout)).with_outputs(stages.DEAD, main="ok")
+            after_model, timeout, STAGE_BATCH)).with_outputs(stages.DEAD, main="ok")
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
             stages.FailedInferenceToDeadLetters())
         done = annotated.ok

@@ -13,14 +13,13 @@ DEFAULT_RECORD_TIMEOUT = 60.0
 class RecordTimeout(Exception):
     """A call ran past its budget; the caller moves on without its result.
 
-    From `TimeBudget.run_steps`, `step` is the index of the step that overran.
+    From `TimeBudget.run_batch`, `step` is the index of the step that overran.
     """
 
     def __init__(self, seconds: float, step: int = 0):
         super().__init__(f"took more than {seconds:g} s")
         self.seconds = seconds
         self.step = step
-        self.run: Optional["StepsRun"] = None   # what the steps before it did
 
 
 def check_record_timeout(seconds: Optional[float]) -> Optional[float]:
@@ -76,7 +75,7 @@ class StepsRun:
     """How far a run of steps got: each finished step's output and seconds, the error that
     stopped it, and the step now running (its index, input and start), read by the caller."""
 
-    __slots__ = ("outputs", "seconds", "error", "current")
+    __slots__ = ("outputs", "seconds", "error", "current", "timeout")
 
     def __init__(self, value: Any):
         self.outputs: list = []
@@ -84,9 +83,21 @@ class StepsRun:
         self.error: Optional[Exception] = None   # raised by step len(outputs)
         # (index, input, start) of the step running, replaced whole: one atomic write
         self.current: tuple[int, Any, float] = (0, value, time.perf_counter())
+        self.timeout: Optional[RecordTimeout] = None   # set where a step overran its budget
 
 
-def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: StepsRun) -> StepsRun:
+class _Watch:
+    """Where a batch's worker is: (document's position, step index, step start), written whole."""
+
+    __slots__ = ("current", "cancelled")
+
+    def __init__(self, position: int):
+        self.current: tuple[int, int, float] = (position, 0, time.perf_counter())
+        self.cancelled = False
+
+
+def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: StepsRun,
+              watch: Optional[_Watch] = None, position: int = 0) -> StepsRun:
     """Each step on the previous one's output, starting from the input in `run.current`, until one raises
     (`run.error`, its seconds counted) or returns what `stop` accepts; written into `run`
     as it goes, so that a caller watching from another thread sees which step is running."""
@@ -94,6 +105,8 @@ def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: Steps
     for index, step in enumerate(steps):
         started = time.perf_counter()
         run.current = (index, value, started)
+        if watch is not None:
+            watch.current = (position, index, started)
         try:
             value = step(value)
         except Exception as error:   # handed to the caller, who dead-letters the element
@@ -105,6 +118,14 @@ def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: Steps
         if stop(value):
             break
     return run
+
+
+def _run_each(steps: Sequence[Callable], stop: Callable[[Any], bool], runs: list[StepsRun],
+              watch: _Watch, first: int) -> None:
+    for offset, run in enumerate(runs):
+        if watch.cancelled:
+            return
+        run_steps(steps, stop, run, watch, first + offset)
 
 
 class TimeBudget:
@@ -145,31 +166,40 @@ class TimeBudget:
             raise job.error
         return job.result
 
-    def run_steps(self, steps: Sequence[Callable], value: Any,
-                  stop: Callable[[Any], bool]) -> StepsRun:
-        """`run_steps` in one hand-off to the worker thread, each step within the budget.
+    def run_batch(self, steps: Sequence[Callable], values: Sequence[Any],
+                  stop: Callable[[Any], bool]) -> list[StepsRun]:
+        """`run_steps` on each value in turn, as few hand-offs to the worker thread as can be.
 
-        One hand-off for a chain of steps, not one per step: the wait is cut into one
-        budget per step, renewed as each step starts. A step that overruns raises
-        RecordTimeout naming it (`step`); what the steps before it did stays readable
-        in the `StepsRun` passed as `RecordTimeout.run`.
+        Each step of each value has the budget to itself. Where one overruns, its
+        `StepsRun` gets `timeout` (a RecordTimeout naming the step; the steps before it
+        stay readable), the worker is left to it, and the values after it go on in a
+        fresh worker: one value's overrun never costs another its result.
         """
+        runs: list[StepsRun] = []
+        while len(runs) < len(values):
+            runs.extend(self._run_until_timeout(steps, values, len(runs), stop))
+        return runs
+
+    def _run_until_timeout(self, steps, values, first: int, stop) -> list[StepsRun]:
+        """The runs of values[first:], or those up to and including the first that overran."""
         if self._worker is None:
             self._worker = _Worker()
-        run = StepsRun(value)
-        job = self._worker.submit(run_steps, (steps, stop, run))
-        while not job.done.wait(max(0.0, run.current[2] + self.seconds - time.perf_counter())):
-            index, _, started = run.current
+        runs = [StepsRun(value) for value in values[first:]]
+        watch = _Watch(first)
+        job = self._worker.submit(_run_each, (steps, stop, runs, watch, first))
+        while not job.done.wait(max(0.0, watch.current[2] + self.seconds - time.perf_counter())):
+            position, index, started = watch.current
             if time.perf_counter() - started >= self.seconds:
+                watch.cancelled = True   # the old worker stops after its overrunning step
                 self._worker.retire()
                 self._retired.append(self._worker)
                 self._worker = None
-                timeout = RecordTimeout(self.seconds, index)
-                timeout.run = run
-                raise timeout
+                late = runs[position - first]
+                late.timeout = RecordTimeout(self.seconds, index)
+                return runs[:position - first + 1]
         if job.error is not None:
             raise job.error
-        return job.result
+        return runs
 
     def close(self) -> None:
         """Lets the idle worker thread end (overrunning ones end when their call returns)."""

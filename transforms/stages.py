@@ -12,6 +12,7 @@ import apache_beam as beam
 from apache_beam import pvalue
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
+from apache_beam.utils.windowed_value import WindowedValue
 
 from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
@@ -23,7 +24,7 @@ from larvatus.transforms import progress as progress_lib
 from larvatus.transforms import read as read_lib
 from larvatus.transforms import segment as segment_lib
 from larvatus.transforms.budget import (
-    RecordTimeout, StepsRun, TimeBudget, check_record_timeout, run_steps,
+    StepsRun, TimeBudget, check_record_timeout, run_steps,
 )
 from larvatus.transforms.labels import LabelScheme
 from larvatus.transforms.realign import RedactionDecision
@@ -77,27 +78,34 @@ def _is_dead(result) -> bool:
 
 
 class _Budgeted(beam.DoFn):
-    """Runs its stages back to back on each element, in one call within the record budget.
+    """Runs its stages back to back on each element, within the record budget.
 
-    The stages' `step`s run in one hand-off to the budget's worker thread (none without
-    a budget), each with a budget of its own. Each stage keeps its own name: its time
-    goes to its `time_us_<stage>` counter (the hand-off's to the first stage's), its output
-    to its `count_output`, and its failure to a dead letter with its `failure` reason and
-    the exception's type as detail, never its message (messages can quote text). A dead
+    The stages' `step`s run in the budget's worker thread (inline without a budget),
+    one hand-off for `batch_size` elements at a time, each step of each element with
+    the budget to itself. Each stage keeps its own name: its time goes to its
+    `time_us_<stage>` counter (the hand-off's to the first stage's), its output to its
+    `count_output`, and its failure to a dead letter with its `failure` reason and the
+    exception's type as detail, never its message (messages can quote text). A dead
     letter a step returns ends the element there. A stage that overruns is dead-lettered
     as `timeout` and the job goes on (see `larvatus.transforms.budget.TimeBudget` for what
     happens to the overrunning call); its `on_timeout` lets it drop state that call may
-    still be using.
+    still be using. With `batch_size` above 1, elements wait in the DoFn until that many
+    have come or the bundle ends, and leave with their own timestamp and window.
     """
 
-    def __init__(self, record_timeout: Optional[float] = None):
+    def __init__(self, record_timeout: Optional[float] = None, batch_size: int = 1):
         super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1; got {batch_size}")
         self._record_timeout = check_record_timeout(record_timeout)
+        self._batch_size = batch_size
         self._budget: Optional[TimeBudget] = None
+        self._waiting: list = []
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_budget"] = None   # threads stay with the instance that started them
+        state["_waiting"] = []
         return state
 
     def stages(self) -> tuple["Stage", ...]:
@@ -107,27 +115,76 @@ class _Budgeted(beam.DoFn):
         if self._budget is not None:
             self._budget.close()
 
-    def _run(self, stages: tuple["Stage", ...], element) -> StepsRun:
+    def start_bundle(self):
+        self._waiting = []
+
+    def process(self, element, timestamp=beam.DoFn.TimestampParam,
+                window=beam.DoFn.WindowParam) -> Iterable:
+        if self._batch_size == 1:
+            [outcome] = self._outcomes([element])
+            yield from outcome
+            return
+        self._waiting.append((element, timestamp, window))
+        if len(self._waiting) >= self._batch_size:
+            yield from self._flush()
+
+    def finish_bundle(self) -> Iterable:
+        yield from self._flush()
+
+    def _flush(self) -> Iterable:
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        outcomes = self._outcomes([element for element, _, _ in waiting])
+        for (_, timestamp, window), outcome in zip(waiting, outcomes):
+            for output in outcome:
+                if isinstance(output, pvalue.TaggedOutput):
+                    yield pvalue.TaggedOutput(
+                        output.tag, WindowedValue(output.value, timestamp, (window,)))
+                else:
+                    yield WindowedValue(output, timestamp, (window,))
+
+    def _outcomes(self, elements: list) -> list[list]:
+        """Each element's outputs (its result, or its dead letter), its stages timed and counted."""
+        stages = self.stages()
+        for element in elements:
+            stages[0].start(element)
+        started = time.perf_counter()
+        runs = self._run(stages, elements)
+        self._add_times(stages, runs, time.perf_counter() - started)
+        return [list(self._outcome(stages, element, run)) for element, run in zip(elements, runs)]
+
+    def _run(self, stages: tuple["Stage", ...], elements: list) -> list[StepsRun]:
         steps = [stage.step for stage in stages]
         if self._record_timeout is None:
-            return run_steps(steps, _is_dead, StepsRun(element))
+            return [run_steps(steps, _is_dead, StepsRun(element)) for element in elements]
         if self._budget is None:
             self._budget = TimeBudget(self._record_timeout)
-        return self._budget.run_steps(steps, element, _is_dead)
+        return self._budget.run_batch(steps, elements, _is_dead)
 
-    def process(self, element) -> Iterable:
-        stages = self.stages()
-        stages[0].start(element)
-        started = time.perf_counter()
-        try:
-            run = self._run(stages, element)
-        except RecordTimeout as timeout:
-            yield from self._timed_out(stages, element, timeout, time.perf_counter() - started)
+    def _add_times(self, stages: tuple["Stage", ...], runs: list[StepsRun], wall: float) -> None:
+        """Each stage's seconds; an overrun counts its budget; the hand-off goes to the first."""
+        spent = [0.0] * len(stages)
+        for run in runs:
+            finished = run.timeout.step if run.timeout is not None else len(run.seconds)
+            for index, seconds in enumerate(run.seconds[:finished]):
+                spent[index] += seconds
+            if run.timeout is not None:
+                spent[run.timeout.step] += run.timeout.seconds
+        spent[0] += max(0.0, wall - sum(spent))
+        for stage, seconds in zip(stages, spent):
+            add_time(stage.stage, seconds)
+
+    def _outcome(self, stages: tuple["Stage", ...], element, run: StepsRun) -> Iterable:
+        if run.timeout is not None:
+            done = run.outputs[:run.timeout.step]
+            yield from self._finished(stages, done)
+            late = stages[run.timeout.step]
+            late.on_timeout()
+            document = late.document_of(done[-1] if done else element)
+            yield dead_letter(DeadLetter(
+                document.source, Reason.TIMEOUT, f"{late.stage} {run.timeout}", document.doc_id))
             return
-        seconds = list(run.seconds)
-        seconds[0] += max(0.0, time.perf_counter() - started - sum(seconds))   # the hand-off
-        for stage, spent in zip(stages, seconds):
-            add_time(stage.stage, spent)
         yield from self._finished(stages, run.outputs)
         if run.error is not None:
             failing = stages[len(run.outputs)]
@@ -144,20 +201,6 @@ class _Budgeted(beam.DoFn):
                 yield dead_letter(output)
                 return
             stage.count_output(output)
-
-    def _timed_out(self, stages: tuple["Stage", ...], element, timeout: RecordTimeout,
-                   wall: float) -> Iterable:
-        run, late = timeout.run, stages[timeout.step]
-        done = run.outputs[:timeout.step] if run is not None else []
-        spent = run.seconds[:len(done)] if run is not None else []
-        for stage, seconds in zip(stages, spent):
-            add_time(stage.stage, seconds)
-        add_time(late.stage, max(0.0, wall - sum(spent)))
-        yield from self._finished(stages, done)
-        late.on_timeout()
-        document = late.document_of(done[-1] if done else element)
-        yield dead_letter(DeadLetter(
-            document.source, Reason.TIMEOUT, f"{late.stage} {timeout}", document.doc_id))
 
 
 class Stage(_Budgeted):
@@ -192,14 +235,15 @@ class Stage(_Budgeted):
 
 
 class StageChain(_Budgeted):
-    """Stages run back to back on each element: one Beam step, one budgeted call per element.
+    """Stages run back to back on each element: one Beam step, one hand-off per batch.
 
-    Fewer hand-offs to the budget's worker thread and fewer Beam elements than one
-    DoFn per stage; each stage keeps its own counters, time, budget and dead-letter reason.
+    Fewer hand-offs to the budget's worker thread than one DoFn per stage (each costs
+    a thread switch); each stage keeps its own counters, time, budget and dead-letter reason.
     """
 
-    def __init__(self, stages: Sequence["Stage"], record_timeout: Optional[float] = None):
-        super().__init__(record_timeout)
+    def __init__(self, stages: Sequence["Stage"], record_timeout: Optional[float] = None,
+                 batch_size: int = 1):
+        super().__init__(record_timeout, batch_size)
         if not stages:
             raise ValueError("a StageChain needs at least one stage")
         self._stages = tuple(stages)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from apache_beam.pvalue import TaggedOutput
 
 from larvatus.transforms import stages
 from larvatus.transforms.budget import RecordTimeout, TimeBudget
@@ -120,19 +121,81 @@ def test_the_first_stage_overrunning_is_named_too():
     assert upper.counted == [] and reverse.calls == 0
 
 
-def test_each_step_of_a_chain_has_a_budget_of_its_own():
+def _nap(value):
+    time.sleep(0.25)
+    return value + 1
+
+
+def _hang_on_two(value):
+    if value == 2:
+        time.sleep(2)
+    return value * 10
+
+
+def test_each_step_of_each_value_has_a_budget_of_its_own():
     budget = TimeBudget(0.4)
-
-    def nap(value):
-        time.sleep(0.25)
-        return value + 1
-
-    run = budget.run_steps([nap, nap, nap], 0, lambda value: False)   # 0.75 s in all
+    [run] = budget.run_batch([_nap, _nap, _nap], [0], lambda value: False)   # 0.75 s in all
     assert run.outputs == [1, 2, 3] and run.error is None and len(run.seconds) == 3
-    with pytest.raises(RecordTimeout) as raised:
-        budget.run_steps([nap, lambda value: time.sleep(2), nap], 0, lambda value: False)
-    assert raised.value.step == 1 and raised.value.run.outputs == [1]
+    runs = budget.run_batch([_nap], [0, 1], lambda value: False)   # 0.5 s in all
+    assert [run.outputs for run in runs] == [[1], [2]]
     budget.close()
+
+
+def test_an_overrun_in_a_batch_costs_only_its_own_value():
+    budget = TimeBudget(0.5)
+    started = time.perf_counter()
+    runs = budget.run_batch([_nap, _hang_on_two], [0, 1, 5], lambda value: False)
+    assert time.perf_counter() - started < 1.9
+    assert [run.timeout is None for run in runs] == [True, False, True]
+    assert runs[1].timeout.step == 1 and runs[1].outputs[:1] == [2]
+    assert [run.outputs for run in (runs[0], runs[2])] == [[1, 10], [6, 60]]
+    budget.close()
+
+
+def _bundle(chain, documents):
+    """What a runner sees from one bundle: the outputs of process and finish_bundle."""
+    from apache_beam.transforms.window import GlobalWindow
+
+    chain.start_bundle()
+    outputs = []
+    for number, document in enumerate(documents):
+        outputs += list(chain.process(document, number, GlobalWindow()))
+    return outputs, list(chain.finish_bundle())
+
+
+def test_a_batched_chain_waits_for_its_batch_and_gives_each_output_its_own_timestamp():
+    from apache_beam.utils.windowed_value import WindowedValue
+
+    upper, reverse = _Upper(), _Reverse()
+    chain = stages.StageChain([upper, reverse], 5.0, batch_size=2)
+    names = ["a", "boom", "c"]
+    during, at_end = _bundle(chain, [_document(name) for name in names])
+    assert len(during) == 2 and len(at_end) == 1   # a full batch of two, then the rest
+    values = [o.value if isinstance(o, TaggedOutput) else o for o in during + at_end]
+    assert all(isinstance(value, WindowedValue) for value in values)
+    assert [value.timestamp.micros for value in values] == [0, 1_000_000, 2_000_000]
+    assert values[0].value.text == "LEKREM ALEGNA"
+    assert (during[1].tag, values[1].value.reason) == (stages.DEAD, "redact_error")
+    assert upper.counted == names and reverse.counted == ["a", "c"]
+    chain.teardown()
+
+
+@pytest.mark.parametrize("timeout", [None, 0.5], ids=["no-budget", "budget"])
+def test_batched_and_one_by_one_chains_give_the_same_outputs(timeout):
+    names = ["a", "boom", "refuse", "b", "slow", "c"] if timeout else ["a", "boom", "refuse", "b"]
+    one_by_one, _, _ = _chain(timeout)
+    alone = [list(one_by_one.process(_document(name))) for name in names]
+    batched = stages.StageChain([_Upper(), _Reverse()], timeout, batch_size=4)
+    during, at_end = _bundle(batched, [_document(name) for name in names])
+
+    def plain(output):
+        if isinstance(output, TaggedOutput):
+            return output.tag, output.value.value
+        return None, output.value
+
+    assert [plain(output) for output in during + at_end] == [
+        (output.tag, output.value) if isinstance(output, TaggedOutput)
+        else (None, output) for outputs in alone for output in outputs]
 
 
 def test_a_chain_still_pickles_after_its_worker_started():
@@ -144,6 +207,8 @@ def test_a_chain_still_pickles_after_its_worker_started():
     assert [d.text for d in copy.process(_document("a"))] == ["LEKREM ALEGNA"]
 
 
-def test_a_chain_needs_a_stage():
+def test_a_chain_needs_a_stage_and_a_batch():
     with pytest.raises(ValueError):
         stages.StageChain([], 1.0)
+    with pytest.raises(ValueError):
+        stages.StageChain([_Upper()], 1.0, batch_size=0)
