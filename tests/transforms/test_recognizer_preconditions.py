@@ -335,3 +335,45 @@ def test_codes_found_on_the_lines_that_may_hold_one_are_those_of_a_full_search(m
     assert fast == full
     assert sum(map(len, full)) > 500
     assert skipped > 300     # lines with digits that cannot hold a code
+
+
+# ----------------------------------------------------------------------------- digit hints
+
+_DIGIT_HINTS = sorted(base._DIGIT_HINTS, key=lambda hint: hint.pattern)
+
+
+def test_the_hints_searched_on_digit_lines_alone_are_registered():
+    assert {identifiers._ID_HINT_RE, identifiers._PLATE_HINT_RE, finance._IBAN_HINT_RE,
+            contact._IPV4_HINT_RE, contact._CLOCK_RE} <= base._DIGIT_HINTS
+    assert base.DIGIT_RE not in base._DIGIT_HINTS and contact._MAC_HINT_RE not in base._DIGIT_HINTS
+
+
+@pytest.mark.parametrize("hint", _DIGIT_HINTS, ids=lambda hint: hint.pattern[:24])
+def test_every_match_of_a_digit_hint_holds_a_digit(hint):
+    matches = 0
+    for text in _texts(hint, 43, 2000):
+        for m in hint.finditer(text):
+            assert re.search("[0-9]", m.group()), (hint.pattern, m.group())
+            matches += 1
+    assert matches > 1000, matches
+
+
+_FILLER = [3 * line for line in [
+    "Shares in Siemens Energy rose sharply in Frankfurt trading on Monday. ",
+    "ABCDEF GHIJKL MNOPQR STUVWX ", "a.b.c d-e-f x:y www. / O-O ", "İ ı ſ é \u00a0\u2013 "]]
+
+
+@pytest.mark.parametrize("hint", _DIGIT_HINTS, ids=lambda hint: hint.pattern[:24])
+def test_a_digit_hint_finds_the_lines_a_search_of_the_whole_text_finds(hint):
+    rng = random.Random(47)
+    pieces = _texts(hint, 53, 200) + _texts(hint, 59, 100, context=False) + _CODE_FRAGMENTS
+    narrowed = found = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", "\n", "\n" + rng.choice(_FILLER)])
+                       for _ in range(rng.randint(1, 8)))
+        digit_lines = base.lines_with(base.DIGIT_RE, text)
+        narrowed += 2 * sum(end - start for start, end in digit_lines) <= len(text)
+        lines = base.lines_with(hint, text)
+        assert lines == base._search_lines(hint, text), (hint.pattern, text)
+        found += len(lines)
+    assert narrowed > 100 and found > 300, (narrowed, found)

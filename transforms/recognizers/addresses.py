@@ -6,7 +6,7 @@ import re
 from typing import Iterable, Optional
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, lines_with)
+    DIGIT_RE, H, LINE_BREAK_RE, SCORE_FORMAT, lines_with, with_digit)
 from larvatus.transforms.recognizers.line_hints import (
     digit_run_starts, finditer_at, skip_back, word_starts_ending_at)
 from larvatus.transforms.recognizers.postal import recognize_postcodes
@@ -109,7 +109,7 @@ _ADDRESS_COMPOUND_RE = re.compile(
 # street endings: it cost 40% of the pattern stage. A match needs a street ending, then
 # horizontal space, then a digit (the ending's `(?!\w)` rules out a digit right after it),
 # and cannot cross a line break; so it runs only on the lines where such a spot exists.
-_COMPOUND_HINT_RE = re.compile(rf"(?:[^\W\d_]|\.){H}+[0-9]")
+_COMPOUND_HINT_RE = with_digit(re.compile(rf"(?:[^\W\d_]|\.){H}+[0-9]"))
 _STREET_ENDING_AT_END_RE = re.compile(rf"(?:{_STREET_ENDINGS})\Z", re.IGNORECASE)
 _LONGEST_STREET_ENDING = max(len(e.replace("\\", "")) for e in _STREET_ENDINGS.split("|"))
 # The street endings spelt backwards, tried once at the reversed end of a word: what

@@ -70,9 +70,24 @@ def lines_with(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
         stems = _HINT_STEMS.get(hint)
         if stems is not None and not _may_hold(text, stems, memo):
             lines = memo[hint] = []
+        elif hint in _DIGIT_HINTS:
+            lines = memo[hint] = _search_digit_lines(hint, text)
         else:
             lines = memo[hint] = _search_lines(hint, text)
     return lines
+
+
+def with_digit(hint: re.Pattern) -> re.Pattern:
+    """`hint`, searched only on the lines holding an ASCII digit (`DIGIT_RE`'s lines).
+
+    Every match of `hint` must hold a character of [0-9], and `hint` must be line-local:
+    no match holds "\n" and no lookahead reads past a line's end (a test compares each
+    such hint's lines with a search of the whole text). Digits are rarer than the
+    letters and marks most hints open with: on news text a third of the characters lie
+    on lines holding one.
+    """
+    _DIGIT_HINTS.add(hint)
+    return hint
 
 
 def text_memo(text: str) -> dict:
@@ -86,6 +101,7 @@ def text_memo(text: str) -> dict:
 
 _LINES_MEMO = threading.local()
 _HINT_STEMS: dict[re.Pattern, tuple[str, ...]] = {}
+_DIGIT_HINTS: set[re.Pattern] = set()
 # The letters `re` matches case-insensitively with an ASCII letter that `str.lower` does
 # not lower to it: "İ" and "ı" (i), "ſ" (s). A text holding one is always searched.
 _NOT_LOWERED = ("\u0130", "\u0131", "\u017f")
@@ -134,6 +150,15 @@ def _search_lines(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
         lines.append((start, end))
         position = end
     return lines
+
+
+def _search_digit_lines(hint: re.Pattern, text: str) -> list[tuple[int, int]]:
+    """`_search_lines` for a `with_digit` hint: on the digit lines alone, where they are at
+    most half the text (else the whole text, at no more cost)."""
+    digit_lines = lines_with(DIGIT_RE, text)
+    if 2 * sum(end - start for start, end in digit_lines) > len(text):
+        return _search_lines(hint, text)
+    return [(start, end) for start, end in digit_lines if hint.search(text, start, end)]
 
 
 def finditer_on_lines(pattern: re.Pattern, hint: re.Pattern, text: str,

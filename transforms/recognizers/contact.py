@@ -12,7 +12,7 @@ from stdnum import mac as stdnum_mac
 
 from larvatus.transforms.recognizers.base import (
     H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
-    finditer_on_lines, keep_disjoint, line_window, longest_number, may_hold)
+    finditer_on_lines, keep_disjoint, line_window, longest_number, may_hold, with_digit)
 from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -194,7 +194,7 @@ _IPV4_RE = re.compile(r"(?=[0-9])(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?!\w|\.
 _IPV6_RE = re.compile(
     r"(?=[0-9A-Fa-f:])(?<![\w:.])(?=[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:]{2,39}"
     r"(?:(?<=:)[0-9]{1,3}(?:\.[0-9]{1,3}){3})?(?![\w:]|\.[0-9])")
-_IPV4_HINT_RE = re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]")   # "1.2.3" of "1.2.3.4"
+_IPV4_HINT_RE = with_digit(re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]"))   # "1.2.3" of "1.2.3.4"
 _IPV6_HINT_RE = re.compile(r":[0-9A-Fa-f]{0,4}:")   # what the opening lookahead asks for
 
 
@@ -318,7 +318,7 @@ _SSHD_RE = re.compile(  # sshd: "Invalid user jsmith from", "Failed password for
     rf"{H}+(?P<value>\w(?:[\w.-]{{0,30}}\w)?){H}+from(?!\w)", re.IGNORECASE)
 # Hints (`finditer_on_lines`): what each chat and log pattern cannot do without.
 _LESS_THAN_RE = re.compile("<")              # _CHAT_ANGLE_RE
-_CLOCK_RE = re.compile(":[0-9][0-9]")        # _CHAT_STAMPED_RE (":03" of "12:03")
+_CLOCK_RE = with_digit(re.compile(":[0-9][0-9]"))        # _CHAT_STAMPED_RE (":03" of "12:03")
 _COLON_RE = re.compile(":")                  # _CHAT_BARE_RE
 _KEY_VALUE_RE = re.compile("[=:]")           # _LOGIN_RE
 _FROM_RE = re.compile("[fF][rR][oO][mM]")    # _SSHD_RE

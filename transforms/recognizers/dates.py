@@ -6,7 +6,7 @@ import re
 from typing import Iterable
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window)
+    DIGIT_RE, H, SCORE_VALIDATED, cue_pattern, finditer_on_lines, line_window, with_digit)
 from larvatus.transforms.recognizers.line_hints import (
     digit_run_starts, finditer_at, lines_holding, memoized, skip_back, with_line_stems,
     word_starts_ending_at)
@@ -122,9 +122,9 @@ _LIFE_YEAR_RE = re.compile(
 # holds a four-digit year, every short one a digit, "/" or "." and a digit, every compact
 # one eight digits. Each is searched on the lines holding a digit (`lines_holding`), and a
 # cue word only on the lines holding what its date needs.
-_FULL_YEAR_HINT_RE = re.compile(r"[12][0-9]{3}")
-_SHORT_DATE_HINT_RE = re.compile(r"[0-9][./][0-9]")
-_EIGHT_DIGITS_RE = re.compile(r"[0-9][0-9]{7}")   # not `[0-9]{8}`: see `postal`
+_FULL_YEAR_HINT_RE = with_digit(re.compile(r"[12][0-9]{3}"))
+_SHORT_DATE_HINT_RE = with_digit(re.compile(r"[0-9][./][0-9]"))
+_EIGHT_DIGITS_RE = with_digit(re.compile(r"[0-9][0-9]{7}"))   # not `[0-9]{8}`: see `postal`
 
 
 def _full_year_lines(text: str) -> list[tuple[int, int]]:

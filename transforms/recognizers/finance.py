@@ -12,7 +12,7 @@ from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RUN_RE, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, cue_pattern,
-    finditer_on_lines, line_window, longest_number)
+    finditer_on_lines, line_window, longest_number, with_digit)
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
@@ -91,8 +91,8 @@ _IBAN_RE = re.compile(
 
 # Every IBAN holds its check digits and then eleven letters or digits, or two groups of four
 # (`re` scans for the digits; the letter classes match what `_IBAN_RE`'s do).
-_IBAN_HINT_RE = re.compile(r"[0-9][0-9](?:[A-Z0-9]{11}|[ -][A-Z0-9]{4}[ -][A-Z0-9]{4})",
-                           re.IGNORECASE)
+_IBAN_HINT_RE = with_digit(re.compile(
+    r"[0-9][0-9](?:[A-Z0-9]{11}|[ -][A-Z0-9]{4}[ -][A-Z0-9]{4})", re.IGNORECASE))
 
 
 def _one_case(candidate: str) -> bool:
@@ -166,8 +166,8 @@ _BITCOIN_RE = re.compile(
 _ETHEREUM_RE = re.compile(r"(?=0)(?<![\w/])0x[0-9a-fA-F]{40}(?![\w/])")
 # Hints (`finditer_on_lines`): a "1" or "3" and eleven more letters or digits (base58's "1" or
 # "3", bech32's "bc1"), "0x" and the forty hex digits.
-_BITCOIN_HINT_RE = re.compile(r"[13][0-9A-Za-z]{11}")
-_ETHEREUM_HINT_RE = re.compile(r"0x[0-9a-fA-F]{40}")
+_BITCOIN_HINT_RE = with_digit(re.compile(r"[13][0-9A-Za-z]{11}"))
+_ETHEREUM_HINT_RE = with_digit(re.compile(r"0x[0-9a-fA-F]{40}"))
 _ETHEREUM_CUE = cue_pattern(r"eth|ethereum|ether|wallet|address|metamask")
 
 

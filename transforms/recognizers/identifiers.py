@@ -34,7 +34,7 @@ from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED, count_digits,
-    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number)
+    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number, with_digit)
 from larvatus.transforms.recognizers.references import recognize_references
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -80,7 +80,7 @@ class IdScheme:
 
 # Every identifier below but the codice fiscale (whose digits may all be written as
 # letters) holds two digits, at most one space, dot or dash, and two digits.
-_ID_HINT_RE = re.compile(r"[0-9][0-9][ .-]?[0-9]{2}")   # opens with a class: `re` scans for it
+_ID_HINT_RE = with_digit(re.compile(r"[0-9][0-9][ .-]?[0-9]{2}"))   # opens with a class: `re` scans for it
 
 
 def _digits_shape(body: str) -> re.Pattern:
@@ -299,7 +299,7 @@ _NATIONAL_SCHEMES = (
                         r"[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])|"
                         r"(?=[1-9])(?<![\w-])[1-9][AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-"
                         r"[AC-HJKMNP-RT-Y][AC-HJKMNP-RT-Y0-9][0-9]-[AC-HJKMNP-RT-Y]{2}[0-9]{2}(?![\w-])"),
-             None, score=SCORE_FORMAT, hint=re.compile(r"[1-9][AC-HJKMNP-RT-Y]")),
+             None, score=SCORE_FORMAT, hint=with_digit(re.compile(r"[1-9][AC-HJKMNP-RT-Y]"))),
     IdScheme("AU tax file number",   # 123 456 782
              _digits_shape(r"[0-9]{3}( ?)[0-9]{3}\1[0-9]{2,3}"), _stdnum(au_tfn),
              cue=cue_pattern(r"TFN|tax file"), min_digits=8),
@@ -470,7 +470,7 @@ _IN_PLATE_RE = re.compile(
 
 # Every plate above holds a capital letter, then maybe a space or dash, then a digit ("B12",
 # "AB 1234", "ABC 123"); `re` scans for the capitals.
-_PLATE_HINT_RE = re.compile(r"[A-Z][ -]?[0-9]")
+_PLATE_HINT_RE = with_digit(re.compile(r"[A-Z][ -]?[0-9]"))
 
 
 def _uk_plate_age_exists(m: re.Match) -> bool:

@@ -6,7 +6,7 @@ import re
 from typing import Iterable
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window)
+    DIGIT_RE, H, SCORE_FORMAT, cue_pattern, finditer_on_lines, line_window, with_digit)
 from larvatus.transforms.recognizers.line_hints import lines_holding, with_line_stems
 from larvatus.transforms.records import EntitySpan
 
@@ -56,9 +56,9 @@ _NEWLINE_RE = re.compile("\n")
 # Hints (`finditer_on_lines`): what each pattern cannot do without, found faster than the
 # patterns' opening lookarounds are tried (`[0-9][0-9]{3}`, not `[0-9]{4}`: `re` scans
 # ahead for a pattern's first character only when it is no repeat).
-_UK_HINT_RE = re.compile(r"[0-9][ABD-HJLNP-UW-Z]{2}")
-_FIVE_DIGITS_RE = re.compile(r"[0-9][0-9]{4}")
-_FOUR_DIGITS_RE = re.compile(r"[0-9][0-9]{3}")
+_UK_HINT_RE = with_digit(re.compile(r"[0-9][ABD-HJLNP-UW-Z]{2}"))
+_FIVE_DIGITS_RE = with_digit(re.compile(r"[0-9][0-9]{4}"))
+_FOUR_DIGITS_RE = with_digit(re.compile(r"[0-9][0-9]{3}"))
 # A case-insensitive hint opens with a case-sensitive class of its words' initials (no
 # letter of these has another case-insensitive match in `re`): `re` then scans for the
 # class instead of trying the words at every position, four times faster.
