@@ -5,6 +5,7 @@ import logging
 import os
 import socket
 import threading
+from collections import Counter
 from typing import Iterable, Optional, Union
 
 import apache_beam as beam
@@ -324,10 +325,11 @@ class Redact(Stage):
 
     def count_output(self, annotated: AnnotatedDocument) -> None:
         count(f"{LANGUAGE_PREFIX}{annotated.language}")
-        for entity in annotated.entities:
-            count(f"entities_{entity.label}")
-            if entity.propagated:
-                count("entities_propagated")
+        for label, entities in Counter(entity.label for entity in annotated.entities).items():
+            count(f"entities_{label}", entities)
+        propagated = sum(entity.propagated for entity in annotated.entities)
+        if propagated:
+            count("entities_propagated", propagated)
 
 
 class AuditRedacted(Stage):

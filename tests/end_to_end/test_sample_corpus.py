@@ -1,6 +1,7 @@
 """The command line as a user meets it: the sample corpus through the embedded default model."""
 from __future__ import annotations
 
+import collections
 import glob
 import json
 import os
@@ -68,6 +69,10 @@ def test_sample_corpus_with_embedded_model(sample_run):
     rows = [row for f in files for row in pq.read_table(f).to_pylist()]
     assert pq.read_schema(files[0]).equals(schemas.annotation_schema(False), check_metadata=False)
     assert len(rows) == len(documents)
+    written = collections.Counter(e["label"] for row in rows for e in row["entities"])
+    assert summary["entities_by_label"] == dict(written)
+    assert summary["entities_propagated"] == sum(
+        bool(e["propagated"]) for row in rows for e in row["entities"]) > 0
     by_id = {row["id"]: row for row in rows}
     for doc in documents:
         row = by_id[doc["id"]]
