@@ -170,7 +170,12 @@ def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str 
     probability, with at least half on the redacted types: its decision score) and looks like
     a name (`looks_like_name`: never "the", "of" or "Hi"). A MISC "German" that the
     recall-first threshold redacted for 5% on LOC does not spread."""
-    if span.propagated or not is_redacted(span, labels):
+    return is_redacted(span, labels) and _seeds_if_redacted(text, span, language)
+
+
+def _seeds_if_redacted(text: str, span: EntitySpan, language: str) -> bool:
+    """`may_seed` for a span known to be redacted."""
+    if span.propagated:
         return False
     if span.decision_score is not None and min(span.score, span.decision_score) < OWN_EVIDENCE:
         return False
@@ -198,14 +203,14 @@ def propagate_mentions(
     covered = [False] * len(starts)
     forms: dict[tuple[str, ...], EntitySpan] = {}
     for span in spans:
-        if not is_redacted(span, labels):
+        if not (span.redacted or span.label in labels):   # `is_redacted`
             continue   # it covers no word and seeds nothing
         first = bisect.bisect_left(starts, span.start)
         if first == len(starts) or starts[first] != span.start:
             continue   # a span that opens inside a word covers no word and seeds nothing
         last = bisect.bisect_left(starts, span.end, first)   # the words starting before its end
         covered[first:last] = [True] * (last - first)
-        if may_seed(doc_text, span, labels, language):
+        if _seeds_if_redacted(doc_text, span, language):   # `may_seed`
             key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
