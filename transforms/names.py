@@ -117,12 +117,15 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
     i = 0
     while i < len(out):
         span = out[i]
-        after = _FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() else _FORMS_AFTER_RE
-        m = after.match(text, span.end) if _redacted_model_span(span, labels) else None
-        parts = _absorbed(span.end, m.end(), out, span, labels) if m else None
-        if parts is not None:
-            out = _extend(out, i, m.end(), parts, label="ORG", redacted=True)   # parts follow i
         i += 1
+        if not (span.label in _MODEL_TYPES and (span.redacted or span.label in labels)):
+            continue   # not `_redacted_model_span`
+        after = _FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() else _FORMS_AFTER_RE
+        m = after.match(text, span.end)
+        parts = _absorbed(span.end, m.end(), out, span, labels) if m else None
+        if parts is not None:   # parts follow the span: out stays in start order
+            out = _extend(out, i - 1, m.end(), parts, label="ORG", redacted=True)
+    found = len(out)
     common = common_words()
     for m in finditer_on_lines(_FIRM_RE, _FORM_HINT_RE, text):
         # The capitalised, uncommon words right before the form ("Paid by Nordic Freight").
@@ -149,7 +152,8 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
         out = [s for s in out if not any(s is p for p in parts)]
         out.append(EntitySpan(start, end, "ORG", min([SCORE_LEGAL_FORM] + [p.score for p in parts]),
                               redacted=True))
-    return tuple(sorted(out, key=lambda s: s.start))
+        found = -1   # a firm found: out is sorted again
+    return tuple(out) if found == len(out) else tuple(sorted(out, key=lambda s: s.start))
 
 
 def join_institution_places(text: str, spans: Sequence[EntitySpan],
@@ -161,12 +165,11 @@ def join_institution_places(text: str, spans: Sequence[EntitySpan],
     ordered = sorted(spans, key=lambda s: s.start)
     out: list[EntitySpan] = []
     for span in ordered:
-        if out:
+        if out and out[-1].label == "ORG":
             last = out[-1]
-            words = text[last.start:last.end].split()
-            if last.label == "ORG" and _redacted_model_span(last, labels) \
-                    and _redacted_model_span(span, labels) and words \
-                    and words[-1].lower() in _INSTITUTIONS \
+            words = text[last.start:last.end].split() if _redacted_model_span(last, labels) \
+                and _redacted_model_span(span, labels) else ()
+            if words and words[-1].lower() in _INSTITUTIONS \
                     and _INSTITUTION_LINK_RE.search(text[last.end:span.start]):
                 out[-1] = replace(last, end=span.end, score=min(last.score, span.score),
                                   redacted=True)

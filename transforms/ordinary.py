@@ -370,12 +370,13 @@ def refine_spans(text: str, spans: Sequence[EntitySpan],
     starts = [s.start for s in strong]
     cased = is_cased(text)
     products = [m.span() for m in _PRODUCT_RE.finditer(text)] if _PRODUCT_HINT_RE.search(text) else []
+    fields = may_label_fields(text)
     # Each test below drops model spans only, and the first three weak ones only.
     return tuple(s for s in out if s.label not in MODEL_TYPES or not (
         s.score < OWN_EVIDENCE and (
             _context_word(text, s, _near(strong, starts, s))
             or cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
-        or _field_label(text, s) or products and _in_product(s, products)))
+        or fields and _field_label(text, s) or products and _in_product(s, products)))
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
@@ -419,6 +420,18 @@ _BEFORE_NUMBER_RE = re.compile(r"[ \t]*:[ \t]*\d")
 _LABEL_START_RE = re.compile(r"(?:^|\n)[ \t]*\Z|['’]s[ \t]+(?:[^\W\d_]+[ \t]+)?\Z")
 # A statute in a citation: "15 U.S.C. § 1681".
 _CITATION_RE = re.compile(r"[ \t]*§")
+
+
+# What `_field_label` needs after some span: a field noun after a space or tab and before a
+# colon, a comma or a number (as in `_FIELD_NOUN_RE`), a colon before a number, or a "§".
+_FIELD_HINT_RE = re.compile(
+    r"[ \t](?=(?i:[acdin]))(?i:address|number|no\.?|nr\.?|date|code|id)(?:[ \t]*[:,]|[ \t]+\d)"
+    r"|:[ \t]*\d|§")
+
+
+def may_label_fields(text: str) -> bool:
+    """Whether `_field_label` may hold for some span of `text` (false: for none)."""
+    return _FIELD_HINT_RE.search(text) is not None
 
 
 def _field_label(text: str, span: EntitySpan) -> bool:

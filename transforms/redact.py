@@ -7,6 +7,8 @@ import hmac
 import os
 import re
 from collections import defaultdict
+from itertools import compress, count
+from operator import attrgetter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -152,8 +154,14 @@ def resolve_overlaps(
     candidate is checked against its two neighbours only (n log n, not n squared,
     for documents full of names).
     """
-    return tuple(keep_disjoint(spans, key=lambda s: (not (s.redacted or s.label in redacted),
-                                                     s.start - s.end, -s.score, s.start)))
+    ordered = sorted(spans, key=_START)
+    if all(a.end <= b.start and a.start < b.start for a, b in zip(ordered, ordered[1:])):
+        return tuple(ordered)   # already disjoint: every span is kept, in start order
+    return tuple(keep_disjoint(ordered, key=lambda s: (not (s.redacted or s.label in redacted),
+                                                       s.start - s.end, -s.score, s.start)))
+
+
+_START = attrgetter("start")
 
 
 def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str = "en") -> bool:
@@ -162,7 +170,12 @@ def may_seed(text: str, span: EntitySpan, labels: frozenset[str], language: str 
     probability, with at least half on the redacted types: its decision score) and looks like
     a name (`looks_like_name`: never "the", "of" or "Hi"). A MISC "German" that the
     recall-first threshold redacted for 5% on LOC does not spread."""
-    if span.propagated or not is_redacted(span, labels):
+    return is_redacted(span, labels) and _seeds_if_redacted(text, span, language)
+
+
+def _seeds_if_redacted(text: str, span: EntitySpan, language: str) -> bool:
+    """`may_seed` for a span known to be redacted."""
+    if span.propagated:
         return False
     if span.decision_score is not None and min(span.score, span.decision_score) < OWN_EVIDENCE:
         return False
@@ -190,14 +203,14 @@ def propagate_mentions(
     covered = [False] * len(starts)
     forms: dict[tuple[str, ...], EntitySpan] = {}
     for span in spans:
-        if not is_redacted(span, labels):
+        if not (span.redacted or span.label in labels):   # `is_redacted`
             continue   # it covers no word and seeds nothing
         first = bisect.bisect_left(starts, span.start)
         if first == len(starts) or starts[first] != span.start:
             continue   # a span that opens inside a word covers no word and seeds nothing
         last = bisect.bisect_left(starts, span.end, first)   # the words starting before its end
         covered[first:last] = [True] * (last - first)
-        if may_seed(doc_text, span, labels, language):
+        if _seeds_if_redacted(doc_text, span, language):   # `may_seed`
             key = tuple(folded[first:last])
             if key and (key not in forms or forms[key].score < span.score):
                 forms[key] = span
@@ -207,7 +220,9 @@ def propagate_mentions(
     for key in forms:
         by_first_word[key[0]].append(key)
     found: list[EntitySpan] = []
-    for i in [i for i, word in enumerate(folded) if word in by_first_word]:
+    # A word a redacted span covers starts no mention (most words of a first form are seeds).
+    for i in [i for i in compress(count(), map(by_first_word.__contains__, folded))
+              if not covered[i]]:
         for key in by_first_word[folded[i]]:
             j = i + len(key)
             if j > len(folded) or tuple(folded[i:j]) != key or True in covered[i:j]:
@@ -246,7 +261,7 @@ def _folded_words(text: str, starts: Sequence[int], ends: Sequence[int]) -> list
     """`normalize_surface` of each word of a text, from a bounded cache."""
     if len(_FOLDED) > _FOLDED_MAX:
         _FOLDED.clear()
-    return [_FOLDED[text[s:e]] for s, e in zip(starts, ends)]
+    return list(map(_FOLDED.__getitem__, map(text.__getitem__, map(slice, starts, ends))))
 
 
 def pseudonym(label: str, surface: str, key: bytes) -> str:
@@ -349,26 +364,38 @@ def redact_text(
     if policy.style == PlaceholderStyle.PSEUDONYM and not policy.key:
         raise ValueError("the pseudonym key is not loaded: use policy.with_key() first")
     operator = OPERATORS[policy.style]
+    by_label = operator is label_placeholder   # "[PER]": nothing else read
+    labels = policy.labels
     numbering = _Numbering()
     pieces: list[str] = []
     replacements: list[Replacement] = []
     cursor = 0
     length = 0
-    for span in sorted(spans, key=lambda s: s.start):
-        if not is_redacted(span, policy.labels):
+    for span in sorted(spans, key=_START):
+        if not (span.redacted or span.label in labels):   # `is_redacted`
             continue
-        if span.start < cursor:
+        start = span.start
+        if start < cursor:
             raise ValueError("spans overlap: resolve overlaps before redacting")
-        placeholder = operator(span.label, text[span.start:span.end], policy, numbering)
-        before = text[cursor:span.start]
-        pieces.append(before)
-        length += len(before)
+        placeholder = f"[{span.label}]" if by_label else \
+            operator(span.label, text[start:span.end], policy, numbering)
+        pieces.append(text[cursor:start])
         pieces.append(placeholder)
-        replacements.append(Replacement(length, length + len(placeholder), span.label, placeholder))
+        length += start - cursor
+        replacements.append(_replacement(length, length + len(placeholder), span.label,
+                                         placeholder))
         length += len(placeholder)
         cursor = span.end
     pieces.append(text[cursor:])
     return "".join(pieces), tuple(replacements)
+
+
+def _replacement(start: int, end: int, label: str, placeholder: str) -> Replacement:
+    """`Replacement(start, end, label, placeholder)`, without the frozen dataclass's slower
+    `__init__` (Replacement has no `__post_init__` nor slots: tested)."""
+    made = object.__new__(Replacement)
+    made.__dict__.update(start=start, end=end, label=label, placeholder=placeholder)
+    return made
 
 
 def term_spans(text: str, terms: Sequence[tuple[str, str]]) -> tuple[EntitySpan, ...]:

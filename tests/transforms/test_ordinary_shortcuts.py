@@ -153,3 +153,19 @@ def test_sentence_starts_equal_the_single_pattern_findall():
               for _ in range(20_000)]
     for text in texts:
         assert ordinary.sentence_starts(text) == ordinary._SENTENCE_START_RE.findall(text), text
+
+
+def test_no_span_labels_a_field_where_the_text_has_no_field_hint():
+    rng = random.Random(19)
+    hinted = unhinted = 0
+    pieces = PIECES + ["Date", "CODE:", "id ,", "no", "NR.\t7", "Number 4", "addressed", ": x", "12"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", "\t"])
+                       for _ in range(rng.randrange(1, 30)))
+        labelled = [s for s in _random_spans(text, rng, 30) if ordinary._field_label(text, s)]
+        if ordinary.may_label_fields(text):
+            hinted += bool(labelled)
+        else:
+            assert not labelled, (text, labelled)
+            unhinted += 1
+    assert hinted > 100 and unhinted > 100, (hinted, unhinted)   # both kinds of text are met

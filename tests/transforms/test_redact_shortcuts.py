@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 
 from larvatus.transforms import redact
-from larvatus.transforms.records import Document, EntitySpan
+from larvatus.transforms.records import Document, EntitySpan, Replacement
 from larvatus.transforms.segment import segment
 
 LABELS = frozenset({"PER", "LOC", "ORG"})
@@ -144,3 +144,66 @@ def test_evolve_equals_dataclasses_replace():
         assert got == expected and hash(got) == hash(expected) and repr(got) == repr(expected)
         assert pickle.dumps(got) == pickle.dumps(expected)
     assert span == EntitySpan(3, 9, "PER", 0.7, decision_score=0.6)   # the source is unchanged
+
+
+def _random_spans(rng: random.Random, shortest: int = 0):
+    spans = []
+    for _ in range(rng.randrange(0, 12)):
+        start = rng.randrange(60)
+        spans.append(EntitySpan(start, start + rng.randrange(shortest, 6), rng.choice(["PER", "LOC", "MISC"]),
+                                rng.choice([0.3, 0.6, 0.9]), redacted=rng.random() < 0.3))
+    return spans
+
+
+def test_resolved_overlaps_equal_keep_disjoint_on_disjoint_and_overlapping_spans():
+    rng = random.Random(41)
+    disjoint = 0
+    for _ in range(5000):
+        spans = _random_spans(rng)
+        if rng.random() < 0.5:   # the spans of a document that has no overlap left
+            spans = redact.keep_disjoint(spans, key=lambda s: s.start)
+            rng.shuffle(spans)
+        expected = tuple(redact.keep_disjoint(spans, key=lambda s: (
+            not (s.redacted or s.label in LABELS), s.start - s.end, -s.score, s.start)))
+        assert redact.resolve_overlaps(spans, LABELS) == expected, spans
+        disjoint += len(expected) == len(spans)
+    assert disjoint > 2000, disjoint
+
+
+def _redact_text_reference(text, spans, policy):
+    operator = redact.OPERATORS[policy.style]
+    numbering = redact._Numbering()
+    out, replacements, cursor = "", [], 0
+    for span in sorted(spans, key=lambda s: s.start):
+        if not redact.is_redacted(span, policy.labels):
+            continue
+        if span.start < cursor:
+            raise ValueError("spans overlap")
+        placeholder = operator(span.label, text[span.start:span.end], policy, numbering)
+        out += text[cursor:span.start]
+        replacements.append(Replacement(len(out), len(out) + len(placeholder), span.label,
+                                        placeholder))
+        out += placeholder
+        cursor = span.end
+    return out + text[cursor:], tuple(replacements)
+
+
+def test_redacted_text_equals_the_plain_rewrite_in_every_style():
+    rng = random.Random(43)
+    policies = [redact.RedactionPolicy(LABELS, style=style, key=b"k" * 16)
+                for style in redact.PLACEHOLDER_STYLES]
+    for _ in range(2000):
+        text = "".join(rng.choice(WORDS) + rng.choice([" ", ", ", "\n"]) for _ in range(30))
+        spans = redact.keep_disjoint(_random_spans(rng, 1), key=lambda s: s.start)
+        for policy in policies:
+            expected = _redact_text_reference(text, spans, policy)
+            got = redact.redact_text(text, spans, policy)
+            assert got == expected and repr(got) == repr(expected)
+            assert pickle.dumps(got) == pickle.dumps(expected)
+
+
+def test_replacement_copies_equal_the_dataclass_constructor():
+    assert not hasattr(Replacement, "__post_init__") and not hasattr(Replacement, "__slots__")
+    got, expected = redact._replacement(3, 8, "PER", "[PER]"), Replacement(3, 8, "PER", "[PER]")
+    assert got == expected and hash(got) == hash(expected) and repr(got) == repr(expected)
+    assert pickle.dumps(got) == pickle.dumps(expected)
