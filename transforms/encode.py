@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from itertools import chain
-from typing import Sequence
+from itertools import repeat
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -151,48 +151,82 @@ class WordPieces:
     Words reach the tokenizer pre-tokenized, so a word's pieces never depend on its
     neighbours: each distinct word is tokenized once, and a document's pieces are its
     words' pieces joined (the same ids as tokenizing the document's word list, tested).
-    Most words of a corpus repeat, which makes encoding several times faster. The
-    memory is bounded: past `max_words` distinct words it starts afresh.
+    Most words of a corpus repeat, which makes encoding several times faster. Each known
+    word has a row: where its pieces start in one array of all known pieces, how many
+    there are, and its `casing_type`; a document's pieces are gathered from those arrays
+    at once. The memory is bounded: past `max_words` distinct words it starts afresh (a
+    document whose new words alone exceed it is encoded without remembering them).
     """
 
     def __init__(self, tokenizer, max_words: int = 100_000):
         self.tokenizer = tokenizer
         self._max_words = max_words
-        self._known: dict[str, tuple[int, ...]] = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        self._known: dict[str, int] = {}   # word -> row
+        self._ids = np.zeros(0, dtype=np.int64)   # every known word's pieces, in row order
+        self._used = 0                             # how much of `_ids` they fill
+        self._first = np.zeros(0, dtype=np.int64)    # per row: its first piece in `_ids`,
+        self._count = np.zeros(0, dtype=np.int64)    # its number of pieces
+        self._casing = np.zeros(0, dtype=np.int64)   # and its word's casing_type
 
     def pieces(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(piece ids, the word of each piece) for one document's words."""
-        per_word = list(map(self._known.get, words))
-        if None in per_word:
-            new = list(dict.fromkeys(w for w, ids in zip(words, per_word) if ids is None))
-            encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
-            owner = np.asarray(encoding.word_ids, dtype=np.int64)
-            ids = encoding.ids
-            bounds = np.searchsorted(owner, np.arange(len(new) + 1)).tolist()
-            if len(self._known) + len(new) > self._max_words:
-                self._known = {}
-            learnt = {word: tuple(ids[bounds[i]:bounds[i + 1]]) for i, word in enumerate(new)}
-            if len(self._known) + len(learnt) <= self._max_words:
-                self._known.update(learnt)
-            per_word = [learnt[w] if ids is None else ids for w, ids in zip(words, per_word)]
-        lengths = np.fromiter(map(len, per_word), np.int64, len(per_word))
-        ids = np.fromiter(chain.from_iterable(per_word), np.int64, int(lengths.sum()))
-        return ids, np.repeat(np.arange(len(per_word), dtype=np.int64), lengths)
+        ids, word_of_piece, _ = self.lookup(words)
+        return ids, word_of_piece
+
+    def lookup(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(piece ids, the word of each piece, each word's `casing_type`) for one document."""
+        rows = self._rows(words)
+        if rows is None:   # too many new words to remember: a memory for this document only
+            return WordPieces(self.tokenizer, max_words=len(set(words))).lookup(words)
+        counts = self._count[rows]
+        word_of_piece = np.repeat(np.arange(len(words), dtype=np.int64), counts)
+        ends = np.cumsum(counts)
+        total = int(ends[-1]) if len(words) else 0
+        at = np.arange(total, dtype=np.int64) + np.repeat(self._first[rows] - (ends - counts), counts)
+        return self._ids[at], word_of_piece, self._casing[rows]
+
+    def _rows(self, words: Sequence[str]) -> Optional[np.ndarray]:
+        """Each word's row, words not known yet learnt first; None when they do not fit."""
+        rows = np.fromiter(map(self._known.get, words, repeat(-1)), np.int64, len(words))
+        if not len(words) or rows.min() >= 0:
+            return rows
+        new = list(dict.fromkeys(w for w, row in zip(words, rows.tolist()) if row < 0))
+        if len(self._known) + len(new) > self._max_words:
+            self._forget()
+            new = list(dict.fromkeys(words))   # the words known before are new again
+        if len(new) > self._max_words:
+            return None
+        self._learn(new)
+        return np.fromiter(map(self._known.__getitem__, words), np.int64, len(words))
+
+    def _learn(self, new: list[str]) -> None:
+        """Tokenizes words not known yet in one call and gives each a row."""
+        encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
+        owner = np.asarray(encoding.word_ids, dtype=np.int64)
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        bounds = np.searchsorted(owner, np.arange(len(new) + 1))
+        rows, used = len(self._known), self._used
+        self._first = _grown(self._first, rows, used + bounds[:-1])
+        self._count = _grown(self._count, rows, np.diff(bounds))
+        self._casing = _grown(self._casing, rows, np.fromiter(map(casing_type, new), np.int64, len(new)))
+        self._ids = _grown(self._ids, used, ids)
+        self._used = used + len(ids)
+        self._known.update(zip(new, range(rows, rows + len(new))))
 
 
-class _Casings(dict):
-    """`casing_type` of each word string met, remembered (at most `MAX_CASINGS` of them)."""
-
-    def __missing__(self, word: str) -> int:
-        value = casing_type(word)
-        if len(self) >= MAX_CASINGS:
-            self.clear()
-        self[word] = value
-        return value
-
-
-MAX_CASINGS = 100_000
-_CASINGS = _Casings()
+def _grown(array: np.ndarray, used: int, values: np.ndarray) -> np.ndarray:
+    """`array` with `values` written from `used` on, in a larger copy (twice the size it
+    needs) when they do not fit."""
+    end = used + len(values)
+    if end > len(array):
+        larger = np.zeros(2 * end, dtype=array.dtype)
+        larger[:used] = array[:used]
+        array = larger
+    array[used:end] = values
+    return array
 
 
 def encode_many(
@@ -219,9 +253,9 @@ def encode_many(
         words = [text[s:e] for s, e in zip(doc.word_starts, doc.word_ends)]
         if IGNORABLE.search(text):
             words = [visible(word) for word in words]
-        ids, word_of_piece = word_pieces.pieces(words)
+        ids, word_of_piece, casings = word_pieces.lookup(words)
         if settings.type_ids == TYPE_IDS_CASING:
-            word_types = np.fromiter(map(_CASINGS.__getitem__, words), np.int64, len(words))
+            word_types = casings
         else:
             word_types = np.zeros(len(words), dtype=np.int64)
         windows = _build_windows(ids, word_of_piece, word_types, settings)

@@ -64,10 +64,13 @@ def test_hidden_characters_are_found_as_hidden_finds_them():
         assert (segment_lib._HIDDEN_CHAR.search(text) is None) == (HIDDEN.search(text) is None)
 
 
-def test_remembered_casings_match_casing_type():
+def test_remembered_casings_match_casing_type(tokenizer):
     words = [w for text in _random_texts(11, 100) for w in text.split()] + _WORDS
-    for word in words * 2:
-        assert encode_lib._CASINGS[word] == encode_lib.casing_type(word)
+    for max_words in (100_000, 50):
+        memory = encode_lib.WordPieces(tokenizer, max_words=max_words)
+        for start in range(0, 2 * len(words), 37):
+            chunk = (words * 2)[start:start + 37]
+            assert memory.lookup(chunk)[2].tolist() == [encode_lib.casing_type(w) for w in chunk]
 
 
 def test_audit_candidates_hold_every_word_match_with_an_uppercase_first_letter():
