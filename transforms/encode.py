@@ -128,20 +128,15 @@ def _build_windows(
     first = np.ones(n, dtype=bool)
     first[1:] = word_of_piece[1:] != word_of_piece[:-1]
     piece_types = word_types[word_of_piece] if n else np.zeros(0, dtype=np.int64)
+    cls, sep = np.array([settings.cls_id], np.int64), np.array([settings.sep_id], np.int64)
+    zero, no_word, no_first = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, bool)
     windows = []
     for start, end in window_bounds(word_of_piece, settings.max_length - 2, settings.overlap):
-        length = end - start + 2
-        input_ids = np.empty(length, dtype=np.int64)
-        input_ids[0] = settings.cls_id
-        input_ids[-1] = settings.sep_id
-        input_ids[1:-1] = ids[start:end]
-        type_ids = np.zeros(length, dtype=np.int64)
-        type_ids[1:-1] = piece_types[start:end]
-        word_ids = np.full(length, -1, dtype=np.int64)
-        word_ids[1:-1] = word_of_piece[start:end]
-        first_piece = np.zeros(length, dtype=bool)
-        first_piece[1:-1] = first[start:end]
-        windows.append(Window(input_ids, type_ids, word_ids, first_piece, start))
+        windows.append(Window(
+            np.concatenate((cls, ids[start:end], sep)),
+            np.concatenate((zero, piece_types[start:end], zero)),
+            np.concatenate((no_word, word_of_piece[start:end], no_word)),
+            np.concatenate((no_first, first[start:end], no_first)), start))
     return tuple(windows)
 
 

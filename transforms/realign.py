@@ -62,7 +62,7 @@ def word_probabilities(
     num_words = encoded.segmented.num_words
     num_labels = window_probs[0].shape[1] if len(window_probs) and window_probs[0].ndim == 2 else 0
     per_word = np.zeros((num_words, num_labels), dtype=np.float32)
-    best = np.full(num_words, -1.0)
+    best = np.full(num_words, -1, dtype=np.int64)   # distances in pieces, _FAR for no edge
     total = encoded.num_pieces
     if len(window_probs) != len(encoded.windows):
         raise ValueError(
@@ -75,22 +75,29 @@ def word_probabilities(
         if firsts.size == 0:
             continue
         words = window.word_ids[1:-1][firsts]
-        start = window.piece_offset
-        if start == 0 and size == total:   # the only window: no edge to stand away from
-            better = best[words] < np.inf
-            best[words] = np.inf
+        no_left, no_right = not window.piece_offset > 0, not window.piece_offset + size < total
+        if no_left and no_right:   # the only window: no edge to stand away from
+            better = best[words] < _FAR
+            best[words] = _FAR
         else:
-            left = firsts.astype(float) if start > 0 else np.full(firsts.size, np.inf)
-            right = (size - 1 - firsts).astype(float) if start + size < total \
-                else np.full(firsts.size, np.inf)
-            distance = np.minimum(left, right)
+            if no_left:
+                distance = size - 1 - firsts
+            elif no_right:
+                distance = firsts
+            else:
+                distance = np.minimum(firsts, size - 1 - firsts)
             better = distance > best[words]
             if not better.any():
                 continue
             best[words[better]] = distance[better]
-        vectors = _aggregate(probs, firsts, aggregation)[better]
-        per_word[words[better]] = vectors
+        if aggregation == Aggregation.FIRST:
+            per_word[words[better]] = probs[firsts[better]]
+        else:
+            per_word[words[better]] = _aggregate(probs, firsts, aggregation)[better]
     return per_word, best >= 0
+
+
+_FAR = np.iinfo(np.int64).max   # the distance from an edge the document does not have
 
 
 def word_predictions(
@@ -400,13 +407,12 @@ def realign(
     firsts, lasts, entities = zip(*runs)
     first_words, end_words = np.array(firsts, dtype=np.int64), np.array(lasts, dtype=np.int64)
     thresholds = {entity: decision.threshold_for(entity) - 1e-6 for entity in set(entities)}
-    spans = tuple(
-        EntitySpan(starts[first], ends[last - 1], entity, score, False,
-                   decided >= thresholds[entity], decided)
-        for first, last, entity, score, decided in zip(
-            firsts, lasts, entities, _span_means(scores, first_words, end_words),
-            _span_maxima(mass, first_words, end_words)))
-    return _with_content(spans, text)
+    return tuple(
+        EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided)
+        for start, end, entity, score, decided in zip(
+            [starts[first] for first in firsts], [ends[last - 1] for last in lasts], entities,
+            _span_means(scores, first_words, end_words), _span_maxima(mass, first_words, end_words))
+        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None)
 
 
 class _Words:
@@ -421,7 +427,8 @@ class _Words:
 
 def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:
     """Drops spans without a letter or digit: a lone "-" tagged as a name names nobody, and
-    redacting it would spread to every other "-" by propagation."""
+    redacting it would spread to every other "-" by propagation (`realign` drops them so too,
+    before it builds them)."""
     return tuple(s for s in spans if text[s.start:s.start + 1].isalnum()
                  or _ALNUM.search(text, s.start, s.end) is not None)
 
