@@ -246,7 +246,7 @@ def encode_many(
     for doc in segmented:
         text = doc.document.text
         words = [text[s:e] for s, e in zip(doc.word_starts, doc.word_ends)]
-        if IGNORABLE.search(text):
+        if not text.isascii() and IGNORABLE.search(text):   # every such character is beyond ASCII
             words = [visible(word) for word in words]
         ids, word_of_piece, casings = word_pieces.lookup(words)
         if settings.type_ids == TYPE_IDS_CASING:

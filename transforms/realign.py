@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from typing import Optional, Sequence
 
@@ -71,7 +70,7 @@ def word_probabilities(
         size = len(window) - 2
         if probs.ndim != 2 or probs.shape[0] != size:
             raise ValueError(f"prediction of shape {probs.shape} for a window of {size} pieces")
-        firsts = np.flatnonzero(window.first_piece[1:-1])
+        firsts = window.first_piece[1:-1].nonzero()[0]
         if firsts.size == 0:
             continue
         words = window.word_ids[1:-1][firsts]
@@ -180,7 +179,24 @@ def decide_redaction(
     return labels.astype(np.int64), flagged
 
 
-@lru_cache(maxsize=16)
+def _per_tags(build):
+    """`build(tags, *more)` remembered per tags tuple (by identity: hashing the tags costs
+    more than what is remembered) and further arguments; at most 16 of them."""
+    kept: dict[tuple, tuple] = {}
+
+    def remembered(tags: tuple[Tag, ...], *more):
+        key = (id(tags), *more)
+        entry = kept.get(key)
+        if entry is None or entry[0] is not tags:
+            if len(kept) >= 16:
+                kept.clear()
+            entry = kept[key] = (tags, build(tags, *more))
+        return entry[1]
+
+    return remembered
+
+
+@_per_tags
 def _decision_table(tags: tuple[Tag, ...], types: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
     """The label indices of `types`' tags, and per label index whether its tag is O."""
     columns = np.array([i for i, tag in enumerate(tags) if tag.entity in types], dtype=np.int64)
@@ -197,12 +213,14 @@ def _decide(probs: np.ndarray, predicted: np.ndarray, scheme: LabelScheme,
         return argmax, argmax, np.zeros(probs.shape[0], dtype=np.float32)
     redacted = probs[:, columns]
     mass = redacted.sum(axis=1)
-    to_relabel = predicted & (mass >= decision.lowest - 1e-6) & outside[np.maximum(argmax, 0)]
-    labels = np.where(to_relabel, columns[redacted.argmax(axis=1)], argmax)
+    relabel = (predicted & (mass >= decision.lowest - 1e-6)
+               & outside[np.maximum(argmax, 0)]).nonzero()[0]
+    labels = argmax.copy()
+    labels[relabel] = columns[redacted[relabel].argmax(axis=1)]
     return argmax, labels, mass
 
 
-@lru_cache(maxsize=16)
+@_per_tags
 def _tag_table(tags: tuple[Tag, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
     """Per label index, and one more for "no tag": entity number (-1 for none), whether the
     tag opens a span (B, S) and whether it closes one (E, S); and the entity names."""
@@ -223,6 +241,9 @@ def decode_label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> list[tupl
     return list(zip(firsts.tolist(), lasts.tolist(), [names[k] for k in entities.tolist()]))
 
 
+_TRUE = np.ones(1, dtype=bool)
+
+
 def _label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> tuple[np.ndarray, np.ndarray,
                                                                         np.ndarray]:
     """`decode_label_runs` as arrays: first word, end word and entity number of each run."""
@@ -233,8 +254,8 @@ def _label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> tuple[np.ndarra
     open_before = np.zeros(len(index), dtype=bool)
     open_before[1:] = in_entity[:-1] & ~closes[index[:-1]] & (entity[:-1] == entity[1:])
     starts = in_entity & (opens[index] | ~open_before)
-    breaks = np.flatnonzero(np.append(~in_entity | starts, True))
-    firsts = np.flatnonzero(starts)
+    breaks = np.concatenate((~in_entity | starts, _TRUE)).nonzero()[0]
+    firsts = starts.nonzero()[0]
     return firsts, breaks[np.searchsorted(breaks, firsts, side="right")], entity[firsts]
 
 
@@ -260,7 +281,7 @@ def _span_means(scores: np.ndarray, firsts: np.ndarray, lasts: np.ndarray) -> li
         return [_span_mean(scores, a, b) for a, b in zip(firsts.tolist(), lasts.tolist())]
     means = scores[firsts].tolist()   # a one-word run's mean is its word's score
     lengths = lasts - firsts
-    several = np.flatnonzero(lengths > 1)
+    several = (lengths > 1).nonzero()[0]
     if len(several) < _MANY_RUNS:
         for k in several.tolist():
             means[k] = _span_mean(scores, int(firsts[k]), int(lasts[k]))
@@ -294,7 +315,7 @@ def _span_maxima(values: np.ndarray, firsts: np.ndarray, lasts: np.ndarray) -> l
     """`_span_max` of runs given as arrays of their first and end words."""
     bounds = np.empty(2 * len(firsts), dtype=np.int64)
     bounds[0::2], bounds[1::2] = firsts, lasts
-    padded = np.append(values, values[:1])   # a run may end at len(values)
+    padded = np.concatenate((values, values[:1]))   # a run may end at len(values)
     return np.maximum.reduceat(padded, bounds)[0::2].tolist()
 
 
@@ -407,12 +428,12 @@ def realign(
     firsts, lasts, entities = zip(*runs)
     first_words, end_words = np.array(firsts, dtype=np.int64), np.array(lasts, dtype=np.int64)
     thresholds = {entity: decision.threshold_for(entity) - 1e-6 for entity in set(entities)}
-    return tuple(
+    return tuple([
         EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided)
         for start, end, entity, score, decided in zip(
             [starts[first] for first in firsts], [ends[last - 1] for last in lasts], entities,
             _span_means(scores, first_words, end_words), _span_maxima(mass, first_words, end_words))
-        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None)
+        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None])
 
 
 class _Words:
