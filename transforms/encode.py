@@ -180,7 +180,8 @@ class WordPieces:
         word_of_piece = np.repeat(np.arange(len(words), dtype=np.int64), counts)
         ends = np.cumsum(counts)
         total = int(ends[-1]) if len(words) else 0
-        at = np.arange(total, dtype=np.int64) + np.repeat(self._first[rows] - (ends - counts), counts)
+        shift = np.repeat(self._first[rows] - (ends - counts), counts)   # row start - doc start
+        at = np.arange(total, dtype=np.int64) + shift
         return self._ids[at], word_of_piece, self._casing[rows]
 
     def _rows(self, words: Sequence[str]) -> Optional[np.ndarray]:
@@ -206,7 +207,8 @@ class WordPieces:
         rows, used = len(self._known), self._used
         self._first = _grown(self._first, rows, used + bounds[:-1])
         self._count = _grown(self._count, rows, np.diff(bounds))
-        self._casing = _grown(self._casing, rows, np.fromiter(map(casing_type, new), np.int64, len(new)))
+        casings = np.fromiter(map(casing_type, new), np.int64, len(new))
+        self._casing = _grown(self._casing, rows, casings)
         self._ids = _grown(self._ids, used, ids)
         self._used = used + len(ids)
         self._known.update(zip(new, range(rows, rows + len(new))))

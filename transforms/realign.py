@@ -379,7 +379,8 @@ def _own_and_lent(labels: np.ndarray, relabelled: np.ndarray, scheme: LabelSchem
     the relabelled words' (-1 elsewhere), both decoded at once with a word without a label
     between them."""
     n = len(labels)
-    both = np.concatenate((np.where(relabelled, -1, labels), (-1,), np.where(relabelled, labels, -1)))
+    both = np.concatenate(
+        (np.where(relabelled, -1, labels), (-1,), np.where(relabelled, labels, -1)))
     runs = decode_label_runs(both, scheme)
     split = bisect_left(runs, (n + 1,))
     return runs[:split], [(first - n - 1, last - n - 1, e) for first, last, e in runs[split:]]
