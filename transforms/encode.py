@@ -1,6 +1,7 @@
 """WordPiece encoding of segmented words into overlapping windows that cover every piece."""
 from __future__ import annotations
 
+import threading
 import unicodedata
 from dataclasses import dataclass
 from itertools import repeat
@@ -156,6 +157,7 @@ class WordPieces:
     def __init__(self, tokenizer, max_words: int = 100_000):
         self.tokenizer = tokenizer
         self._max_words = max_words
+        self._lock = threading.Lock()   # rows and arrays change together
         self._forget()
 
     def _forget(self) -> None:
@@ -173,16 +175,18 @@ class WordPieces:
 
     def lookup(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(piece ids, the word of each piece, each word's `casing_type`) for one document."""
-        rows = self._rows(words)
+        with self._lock:
+            rows = self._rows(words)
+            if rows is not None:
+                counts, firsts = self._count[rows], self._first[rows]
+                ids, casings = self._ids, self._casing[rows]
         if rows is None:   # too many new words to remember: a memory for this document only
             return WordPieces(self.tokenizer, max_words=len(set(words))).lookup(words)
-        counts = self._count[rows]
         word_of_piece = np.repeat(np.arange(len(words), dtype=np.int64), counts)
         ends = np.cumsum(counts)
         total = int(ends[-1]) if len(words) else 0
-        shift = np.repeat(self._first[rows] - (ends - counts), counts)   # row start - doc start
-        at = np.arange(total, dtype=np.int64) + shift
-        return self._ids[at], word_of_piece, self._casing[rows]
+        shift = np.repeat(firsts - (ends - counts), counts)   # row start - document start
+        return ids[np.arange(total, dtype=np.int64) + shift], word_of_piece, casings
 
     def _rows(self, words: Sequence[str]) -> Optional[np.ndarray]:
         """Each word's row, words not known yet learnt first; None when they do not fit."""
