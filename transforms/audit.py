@@ -74,6 +74,28 @@ def _opens_run(text: str, start: int) -> bool:
     return i < 0 or _LETTER.match(text, i) is None
 
 
+def flagged_length(match: str) -> int:
+    """The length of a _CAPITALIZED match with trailing ".-'’" stripped, or 0 when that word
+    is never flagged: one letter long, or a common word."""
+    word = match.rstrip(".-'’")
+    return 0 if len(word) == 1 or word.lower() in common_words() else len(word)
+
+
+class _Lengths(dict):
+    """`flagged_length` of each match met, remembered (at most `MAX_LENGTHS` of them)."""
+
+    def __missing__(self, match: str) -> int:
+        value = flagged_length(match)
+        if len(self) >= MAX_LENGTHS:
+            self.clear()
+        self[match] = value
+        return value
+
+
+MAX_LENGTHS = 100_000
+_LENGTHS = _Lengths()
+
+
 def _sentence_initial(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
@@ -109,21 +131,21 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
             if free(start, end):
                 findings.append(AuditFinding(start, end, kind.value))
                 taken[start:end] = b"\x01" * (end - start)
-    common = common_words()
     for match in _CAPITALIZED.finditer(redacted_text):
         start = match.start()   # a word opens with a letter, never stripped
+        if taken[start]:   # inside a placeholder or a finding: never free
+            continue
+        length = _LENGTHS[match.group()]
+        if not length:
+            continue
         if (redacted_text[start] >= "\x80" or start and redacted_text[start - 1] in _RUN_PREFIX
                 or start and redacted_text[start - 1].isdecimal()) \
                 and not _capitalized(redacted_text, start):
             continue
-        word = match.group().rstrip(".-'’")
-        end = start + len(word)
-        if word.lower() in common:
+        if _sentence_initial(redacted_text, start):
             continue
-        if len(word) == 1 or _sentence_initial(redacted_text, start):
-            continue
-        if free(start, end):
-            findings.append(AuditFinding(start, end, AuditKind.CAPITALIZED.value))
+        if free(start, start + length):
+            findings.append(AuditFinding(start, start + length, AuditKind.CAPITALIZED.value))
     for start, end in uncased_names(redacted_text):
         if free(start, end):
             findings.append(AuditFinding(start, end, AuditKind.UNCASED_NAME.value))

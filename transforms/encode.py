@@ -1,10 +1,11 @@
 """WordPiece encoding of segmented words into overlapping windows that cover every piece."""
 from __future__ import annotations
 
+import threading
 import unicodedata
 from dataclasses import dataclass
-from itertools import chain
-from typing import Sequence
+from itertools import repeat
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -128,20 +129,15 @@ def _build_windows(
     first = np.ones(n, dtype=bool)
     first[1:] = word_of_piece[1:] != word_of_piece[:-1]
     piece_types = word_types[word_of_piece] if n else np.zeros(0, dtype=np.int64)
+    cls, sep = np.array([settings.cls_id], np.int64), np.array([settings.sep_id], np.int64)
+    zero, no_word, no_first = np.zeros(1, np.int64), np.full(1, -1, np.int64), np.zeros(1, bool)
     windows = []
     for start, end in window_bounds(word_of_piece, settings.max_length - 2, settings.overlap):
-        length = end - start + 2
-        input_ids = np.empty(length, dtype=np.int64)
-        input_ids[0] = settings.cls_id
-        input_ids[-1] = settings.sep_id
-        input_ids[1:-1] = ids[start:end]
-        type_ids = np.zeros(length, dtype=np.int64)
-        type_ids[1:-1] = piece_types[start:end]
-        word_ids = np.full(length, -1, dtype=np.int64)
-        word_ids[1:-1] = word_of_piece[start:end]
-        first_piece = np.zeros(length, dtype=bool)
-        first_piece[1:-1] = first[start:end]
-        windows.append(Window(input_ids, type_ids, word_ids, first_piece, start))
+        windows.append(Window(
+            np.concatenate((cls, ids[start:end], sep)),
+            np.concatenate((zero, piece_types[start:end], zero)),
+            np.concatenate((no_word, word_of_piece[start:end], no_word)),
+            np.concatenate((no_first, first[start:end], no_first)), start))
     return tuple(windows)
 
 
@@ -151,48 +147,87 @@ class WordPieces:
     Words reach the tokenizer pre-tokenized, so a word's pieces never depend on its
     neighbours: each distinct word is tokenized once, and a document's pieces are its
     words' pieces joined (the same ids as tokenizing the document's word list, tested).
-    Most words of a corpus repeat, which makes encoding several times faster. The
-    memory is bounded: past `max_words` distinct words it starts afresh.
+    Most words of a corpus repeat, which makes encoding several times faster. Each known
+    word has a row: where its pieces start in one array of all known pieces, how many
+    there are, and its `casing_type`; a document's pieces are gathered from those arrays
+    at once. The memory is bounded: past `max_words` distinct words it starts afresh (a
+    document whose new words alone exceed it is encoded without remembering them).
     """
 
     def __init__(self, tokenizer, max_words: int = 100_000):
         self.tokenizer = tokenizer
         self._max_words = max_words
-        self._known: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()   # rows and arrays change together
+        self._forget()
+
+    def _forget(self) -> None:
+        self._known: dict[str, int] = {}   # word -> row
+        self._ids = np.zeros(0, dtype=np.int64)   # every known word's pieces, in row order
+        self._used = 0                             # how much of `_ids` they fill
+        self._first = np.zeros(0, dtype=np.int64)    # per row: its first piece in `_ids`,
+        self._count = np.zeros(0, dtype=np.int64)    # its number of pieces
+        self._casing = np.zeros(0, dtype=np.int64)   # and its word's casing_type
 
     def pieces(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(piece ids, the word of each piece) for one document's words."""
-        per_word = list(map(self._known.get, words))
-        if None in per_word:
-            new = list(dict.fromkeys(w for w, ids in zip(words, per_word) if ids is None))
-            encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
-            owner = np.asarray(encoding.word_ids, dtype=np.int64)
-            ids = encoding.ids
-            bounds = np.searchsorted(owner, np.arange(len(new) + 1)).tolist()
-            if len(self._known) + len(new) > self._max_words:
-                self._known = {}
-            learnt = {word: tuple(ids[bounds[i]:bounds[i + 1]]) for i, word in enumerate(new)}
-            if len(self._known) + len(learnt) <= self._max_words:
-                self._known.update(learnt)
-            per_word = [learnt[w] if ids is None else ids for w, ids in zip(words, per_word)]
-        lengths = np.fromiter(map(len, per_word), np.int64, len(per_word))
-        ids = np.fromiter(chain.from_iterable(per_word), np.int64, int(lengths.sum()))
-        return ids, np.repeat(np.arange(len(per_word), dtype=np.int64), lengths)
+        ids, word_of_piece, _ = self.lookup(words)
+        return ids, word_of_piece
+
+    def lookup(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(piece ids, the word of each piece, each word's `casing_type`) for one document."""
+        with self._lock:
+            rows = self._rows(words)
+            if rows is not None:
+                counts, firsts = self._count[rows], self._first[rows]
+                ids, casings = self._ids, self._casing[rows]
+        if rows is None:   # too many new words to remember: a memory for this document only
+            return WordPieces(self.tokenizer, max_words=len(set(words))).lookup(words)
+        word_of_piece = np.repeat(np.arange(len(words), dtype=np.int64), counts)
+        ends = np.cumsum(counts)
+        total = int(ends[-1]) if len(words) else 0
+        shift = np.repeat(firsts - (ends - counts), counts)   # row start - document start
+        return ids[np.arange(total, dtype=np.int64) + shift], word_of_piece, casings
+
+    def _rows(self, words: Sequence[str]) -> Optional[np.ndarray]:
+        """Each word's row, words not known yet learnt first; None when they do not fit."""
+        rows = np.fromiter(map(self._known.get, words, repeat(-1)), np.int64, len(words))
+        if not len(words) or rows.min() >= 0:
+            return rows
+        new = list(dict.fromkeys(w for w, row in zip(words, rows.tolist()) if row < 0))
+        if len(self._known) + len(new) > self._max_words:
+            self._forget()
+            new = list(dict.fromkeys(words))   # the words known before are new again
+        if len(new) > self._max_words:
+            return None
+        self._learn(new)
+        return np.fromiter(map(self._known.__getitem__, words), np.int64, len(words))
+
+    def _learn(self, new: list[str]) -> None:
+        """Tokenizes words not known yet in one call and gives each a row."""
+        encoding = self.tokenizer.encode(new, is_pretokenized=True, add_special_tokens=False)
+        owner = np.asarray(encoding.word_ids, dtype=np.int64)
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        bounds = np.searchsorted(owner, np.arange(len(new) + 1))
+        rows, used = len(self._known), self._used
+        self._first = _grown(self._first, rows, used + bounds[:-1])
+        self._count = _grown(self._count, rows, np.diff(bounds))
+        casings = np.fromiter(map(casing_type, new), np.int64, len(new))
+        self._casing = _grown(self._casing, rows, casings)
+        self._ids = _grown(self._ids, used, ids)
+        self._used = used + len(ids)
+        self._known.update(zip(new, range(rows, rows + len(new))))
 
 
-class _Casings(dict):
-    """`casing_type` of each word string met, remembered (at most `MAX_CASINGS` of them)."""
-
-    def __missing__(self, word: str) -> int:
-        value = casing_type(word)
-        if len(self) >= MAX_CASINGS:
-            self.clear()
-        self[word] = value
-        return value
-
-
-MAX_CASINGS = 100_000
-_CASINGS = _Casings()
+def _grown(array: np.ndarray, used: int, values: np.ndarray) -> np.ndarray:
+    """`array` with `values` written from `used` on, in a larger copy (twice the size it
+    needs) when they do not fit."""
+    end = used + len(values)
+    if end > len(array):
+        larger = np.zeros(2 * end, dtype=array.dtype)
+        larger[:used] = array[:used]
+        array = larger
+    array[used:end] = values
+    return array
 
 
 def encode_many(
@@ -217,11 +252,11 @@ def encode_many(
     for doc in segmented:
         text = doc.document.text
         words = [text[s:e] for s, e in zip(doc.word_starts, doc.word_ends)]
-        if IGNORABLE.search(text):
+        if not text.isascii() and IGNORABLE.search(text):   # every such character is beyond ASCII
             words = [visible(word) for word in words]
-        ids, word_of_piece = word_pieces.pieces(words)
+        ids, word_of_piece, casings = word_pieces.lookup(words)
         if settings.type_ids == TYPE_IDS_CASING:
-            word_types = np.fromiter(map(_CASINGS.__getitem__, words), np.int64, len(words))
+            word_types = casings
         else:
             word_types = np.zeros(len(words), dtype=np.int64)
         windows = _build_windows(ids, word_of_piece, word_types, settings)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from typing import Optional, Sequence
 
@@ -61,32 +61,42 @@ def word_probabilities(
     num_words = encoded.segmented.num_words
     num_labels = window_probs[0].shape[1] if len(window_probs) and window_probs[0].ndim == 2 else 0
     per_word = np.zeros((num_words, num_labels), dtype=np.float32)
-    best = np.full(num_words, -1.0)
+    best = np.full(num_words, -1, dtype=np.int64)   # distances in pieces, _FAR for no edge
     total = encoded.num_pieces
     if len(window_probs) != len(encoded.windows):
         raise ValueError(
             f"{len(window_probs)} predictions for {len(encoded.windows)} windows")
     for window, probs in zip(encoded.windows, window_probs):
-        if probs.ndim != 2 or probs.shape[0] != len(window) - 2:
-            raise ValueError(
-                f"prediction of shape {probs.shape} for a window of {len(window) - 2} pieces")
-        content = slice(1, len(window) - 1)
-        firsts = np.flatnonzero(window.first_piece[content])
+        size = len(window) - 2
+        if probs.ndim != 2 or probs.shape[0] != size:
+            raise ValueError(f"prediction of shape {probs.shape} for a window of {size} pieces")
+        firsts = window.first_piece[1:-1].nonzero()[0]
         if firsts.size == 0:
             continue
-        words = window.word_ids[content][firsts]
-        start, end = window.piece_offset, window.piece_offset + len(window) - 2
-        left = firsts.astype(float) if start > 0 else np.full(firsts.size, np.inf)
-        right = (end - start - 1 - firsts).astype(float) if end < total else np.full(firsts.size, np.inf)
-        distance = np.minimum(left, right)
-        better = distance > best[words]
-        if not better.any():
-            continue
-        vectors = _aggregate(probs, firsts, aggregation)[better]
-        chosen = words[better]
-        best[chosen] = distance[better]
-        per_word[chosen] = vectors
+        words = window.word_ids[1:-1][firsts]
+        no_left, no_right = not window.piece_offset > 0, not window.piece_offset + size < total
+        if no_left and no_right:   # the only window: no edge to stand away from
+            better = best[words] < _FAR
+            best[words] = _FAR
+        else:
+            if no_left:
+                distance = size - 1 - firsts
+            elif no_right:
+                distance = firsts
+            else:
+                distance = np.minimum(firsts, size - 1 - firsts)
+            better = distance > best[words]
+            if not better.any():
+                continue
+            best[words[better]] = distance[better]
+        if aggregation == Aggregation.FIRST:
+            per_word[words[better]] = probs[firsts[better]]
+        else:
+            per_word[words[better]] = _aggregate(probs, firsts, aggregation)[better]
     return per_word, best >= 0
+
+
+_FAR = np.iinfo(np.int64).max   # the distance from an edge the document does not have
 
 
 def word_predictions(
@@ -169,7 +179,48 @@ def decide_redaction(
     return labels.astype(np.int64), flagged
 
 
-@lru_cache(maxsize=16)
+def _per_tags(build):
+    """`build(tags, *more)` remembered per tags tuple (by identity: hashing the tags costs
+    more than what is remembered) and further arguments; at most 16 of them."""
+    kept: dict[tuple, tuple] = {}
+
+    def remembered(tags: tuple[Tag, ...], *more):
+        key = (id(tags), *more)
+        entry = kept.get(key)
+        if entry is None or entry[0] is not tags:
+            if len(kept) >= 16:
+                kept.clear()
+            entry = kept[key] = (tags, build(tags, *more))
+        return entry[1]
+
+    return remembered
+
+
+@_per_tags
+def _decision_table(tags: tuple[Tag, ...], types: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The label indices of `types`' tags, and per label index whether its tag is O."""
+    columns = np.array([i for i, tag in enumerate(tags) if tag.entity in types], dtype=np.int64)
+    return columns, np.array([tag.entity is None for tag in tags])
+
+
+def _decide(probs: np.ndarray, predicted: np.ndarray, scheme: LabelScheme,
+            decision: RedactionDecision) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(argmax label, `decide_redaction`'s label, `redacted_mass`) per word, each computed once;
+    for probabilities of at least one label."""
+    columns, outside = _decision_table(scheme.tags, decision.types)
+    argmax = np.where(predicted, probs.argmax(axis=1), -1)
+    if not columns.size:
+        return argmax, argmax, np.zeros(probs.shape[0], dtype=np.float32)
+    redacted = probs[:, columns]
+    mass = redacted.sum(axis=1)
+    relabel = (predicted & (mass >= decision.lowest - 1e-6)
+               & outside[np.maximum(argmax, 0)]).nonzero()[0]
+    labels = argmax.copy()
+    labels[relabel] = columns[redacted[relabel].argmax(axis=1)]
+    return argmax, labels, mass
+
+
+@_per_tags
 def _tag_table(tags: tuple[Tag, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
     """Per label index, and one more for "no tag": entity number (-1 for none), whether the
     tag opens a span (B, S) and whether it closes one (E, S); and the entity names."""
@@ -185,18 +236,27 @@ def decode_label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> list[tupl
     a word opens a span when its tag is B or S, or follows no open span of its type (O, no
     tag, E, S or another type before it); the span runs until the next word that opens one
     or has no entity tag."""
-    entity_of, opens, closes, names = _tag_table(scheme.tags)
+    firsts, lasts, entities = _label_runs(word_labels, scheme)
+    names = _tag_table(scheme.tags)[3]
+    return list(zip(firsts.tolist(), lasts.tolist(), [names[k] for k in entities.tolist()]))
+
+
+_TRUE = np.ones(1, dtype=bool)
+
+
+def _label_runs(word_labels: np.ndarray, scheme: LabelScheme) -> tuple[np.ndarray, np.ndarray,
+                                                                        np.ndarray]:
+    """`decode_label_runs` as arrays: first word, end word and entity number of each run."""
+    entity_of, opens, closes, _ = _tag_table(scheme.tags)
     index = np.where(word_labels >= 0, word_labels, len(scheme.tags))
     entity = entity_of[index]
     in_entity = entity >= 0
     open_before = np.zeros(len(index), dtype=bool)
     open_before[1:] = in_entity[:-1] & ~closes[index[:-1]] & (entity[:-1] == entity[1:])
     starts = in_entity & (opens[index] | ~open_before)
-    breaks = np.flatnonzero(np.append(~in_entity | starts, True))
-    firsts = np.flatnonzero(starts)
-    lasts = breaks[np.searchsorted(breaks, firsts, side="right")]
-    return list(zip(firsts.tolist(), lasts.tolist(),
-                    [names[k] for k in entity[firsts].tolist()]))
+    breaks = np.concatenate((~in_entity | starts, _TRUE)).nonzero()[0]
+    firsts = starts.nonzero()[0]
+    return firsts, breaks[np.searchsorted(breaks, firsts, side="right")], entity[firsts]
 
 
 def _span_mean(scores: np.ndarray, first: int, last: int) -> float:
@@ -209,13 +269,53 @@ def _span_mean(scores: np.ndarray, first: int, last: int) -> float:
     return float(np.float32(float(np.add.reduce(scores[first:last])) / (last - first)))
 
 
+_SHORT_RUN = 8   # float32 add.reduce sums fewer values than this one after the other
+_MANY_RUNS = 8   # runs of several words worth one pass over arrays
+
+
+def _span_means(scores: np.ndarray, firsts: np.ndarray, lasts: np.ndarray) -> list[float]:
+    """`_span_mean` of each run (its first and end word). Over whole arrays where runs of
+    several words are many: add.reduce sums a float32 slice shorter than `_SHORT_RUN` one value
+    after the other from 0, as adding their values column by column (0 past a run's end) does."""
+    if scores.dtype != np.float32:
+        return [_span_mean(scores, a, b) for a, b in zip(firsts.tolist(), lasts.tolist())]
+    means = scores[firsts].tolist()   # a one-word run's mean is its word's score
+    lengths = lasts - firsts
+    several = (lengths > 1).nonzero()[0]
+    if len(several) < _MANY_RUNS:
+        for k in several.tolist():
+            means[k] = _span_mean(scores, int(firsts[k]), int(lasts[k]))
+        return means
+    firsts, lasts, lengths = firsts[several], lasts[several], lengths[several]
+    width = int(min(lengths.max(), _SHORT_RUN - 1))
+    index = firsts[:, None] + np.arange(width)
+    values = np.where(index < lasts[:, None], scores[np.minimum(index, len(scores) - 1)],
+                      np.float32(0))
+    sums = np.zeros(len(firsts), dtype=np.float32)
+    for column in range(width):
+        sums += values[:, column]
+    for k, mean in zip(several.tolist(),
+                       (sums.astype(np.float64) / lengths).astype(np.float32).tolist()):
+        means[k] = mean
+    for j in np.flatnonzero(lengths >= _SHORT_RUN).tolist():
+        means[int(several[j])] = _span_mean(scores, int(firsts[j]), int(lasts[j]))
+    return means
+
+
 def _span_max(values: np.ndarray, runs: Sequence[tuple[int, int, str]]) -> list[float]:
     """`float(values[first:last].max())` for each of sorted, disjoint, non-empty runs."""
     if not runs:
         return []
     bounds = np.fromiter(chain.from_iterable((first, last) for first, last, _ in runs),
                          np.int64, 2 * len(runs))
-    padded = np.append(values, values[:1])   # a run may end at len(values)
+    return _span_maxima(values, bounds[0::2], bounds[1::2])
+
+
+def _span_maxima(values: np.ndarray, firsts: np.ndarray, lasts: np.ndarray) -> list[float]:
+    """`_span_max` of runs given as arrays of their first and end words."""
+    bounds = np.empty(2 * len(firsts), dtype=np.int64)
+    bounds[0::2], bounds[1::2] = firsts, lasts
+    padded = np.concatenate((values, values[:1]))   # a run may end at len(values)
     return np.maximum.reduceat(padded, bounds)[0::2].tolist()
 
 
@@ -240,10 +340,9 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
     one ("ST . LOUIS"); "witness", "from" and "misidentified" form spans of their own.
     """
     relabelled = labels != argmax
-    own = decode_label_runs(np.where(relabelled, -1, labels), scheme)
     if not relabelled.any():
-        return own   # sorted already: nothing to join
-    lent = decode_label_runs(np.where(relabelled, labels, -1), scheme)
+        return decode_label_runs(labels, scheme)   # sorted already: nothing to join
+    own, lent = _own_and_lent(labels, relabelled, scheme)
     by_end = {last: k for k, (_, last, _) in enumerate(own)}
     by_start = {first: k for k, (first, _, _) in enumerate(own)}
     merged = [list(span) for span in own]
@@ -272,6 +371,19 @@ def _runs(labels: np.ndarray, argmax: np.ndarray, scheme: LabelScheme,
         else:
             alone.append((first, last, entity))
     return sorted([tuple(m) for m in merged if m is not None] + alone)
+
+
+def _own_and_lent(labels: np.ndarray, relabelled: np.ndarray, scheme: LabelScheme) -> tuple[
+        list[tuple[int, int, str]], list[tuple[int, int, str]]]:
+    """`decode_label_runs` of the labels the model chose itself (-1 on relabelled words) and of
+    the relabelled words' (-1 elsewhere), both decoded at once with a word without a label
+    between them."""
+    n = len(labels)
+    both = np.concatenate(
+        (np.where(relabelled, -1, labels), (-1,), np.where(relabelled, labels, -1)))
+    runs = decode_label_runs(both, scheme)
+    split = bisect_left(runs, (n + 1,))
+    return runs[:split], [(first - n - 1, last - n - 1, e) for first, last, e in runs[split:]]
 
 
 # Lowercase words inside a name; joiners are not ("Shell and Caltex" are two firms).
@@ -307,22 +419,22 @@ def realign(
     probs, predicted = word_probabilities(encoded, window_probs, aggregation)
     if not predicted.any():   # no window (an empty document) or only zero-piece words
         return ()
-    labels, _ = decide_redaction(probs, predicted, scheme, decision)
-    argmax = np.where(predicted, probs.argmax(axis=1), -1)
-    mass = redacted_mass(probs, scheme, decision.types)
-    scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)]
-                      if probs.shape[1] else 0.0, 0.0).astype(np.float32)
+    argmax, labels, mass = _decide(probs, predicted, scheme, decision)
+    scores = np.where(predicted, probs[np.arange(len(labels)), np.maximum(labels, 0)],
+                      0.0).astype(np.float32)
     starts, ends = encoded.segmented.word_starts, encoded.segmented.word_ends
     runs = _runs(labels, argmax, scheme, _Words(text, starts, ends))
-    thresholds = {entity: decision.threshold_for(entity) - 1e-6
-                  for entity in {entity for _, _, entity in runs}}
-    spans = tuple(
-        EntitySpan(
-            start=starts[first], end=ends[last - 1], label=entity,
-            score=_span_mean(scores, first, last),
-            redacted=decided >= thresholds[entity], decision_score=decided)
-        for (first, last, entity), decided in zip(runs, _span_max(mass, runs)))
-    return _with_content(spans, text)
+    if not runs:
+        return ()
+    firsts, lasts, entities = zip(*runs)
+    first_words, end_words = np.array(firsts, dtype=np.int64), np.array(lasts, dtype=np.int64)
+    thresholds = {entity: decision.threshold_for(entity) - 1e-6 for entity in set(entities)}
+    return tuple([
+        EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided)
+        for start, end, entity, score, decided in zip(
+            [starts[first] for first in firsts], [ends[last - 1] for last in lasts], entities,
+            _span_means(scores, first_words, end_words), _span_maxima(mass, first_words, end_words))
+        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None])
 
 
 class _Words:
@@ -337,7 +449,8 @@ class _Words:
 
 def _with_content(spans: tuple[EntitySpan, ...], text: str) -> tuple[EntitySpan, ...]:
     """Drops spans without a letter or digit: a lone "-" tagged as a name names nobody, and
-    redacting it would spread to every other "-" by propagation."""
+    redacting it would spread to every other "-" by propagation (`realign` drops them so too,
+    before it builds them)."""
     return tuple(s for s in spans if text[s.start:s.start + 1].isalnum()
                  or _ALNUM.search(text, s.start, s.end) is not None)
 

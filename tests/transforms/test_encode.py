@@ -411,3 +411,39 @@ def test_invisible_characters_reach_neither_the_tokenizer_nor_the_casing_feature
     plain = encode(seg("met Angela and MERKEL"), tokenizer, settings).windows[0]
     assert hidden.type_ids.tolist() == plain.type_ids.tolist() == [0, 0, 1, 0, 2, 2, 0]
     assert hidden.input_ids.tolist() == plain.input_ids.tolist()
+
+
+def test_word_pieces_shared_by_threads_give_every_document_its_own_pieces(tokenizer):
+    """Threads sharing one memory that keeps starting afresh each get their documents' pieces."""
+    import random
+    import sys
+    import threading
+
+    from larvatus.transforms.encode import WordPieces
+
+    rng = random.Random(1)
+    vocabulary = [f"w{i}" for i in range(3000)] + ["Zürich", "naïve", "AT&T"]
+    documents = [[rng.choice(vocabulary) for _ in range(rng.randint(0, 60))] for _ in range(400)]
+    expected = [tokenizer.encode(d, is_pretokenized=True, add_special_tokens=False).ids
+                if d else [] for d in documents]
+    memory, wrong = WordPieces(tokenizer, max_words=150), []
+
+    def work(offset: int) -> None:
+        for i in range(offset, len(documents), 4):
+            try:
+                if memory.pieces(documents[i])[0].tolist() != expected[i]:
+                    wrong.append(i)
+            except Exception as error:   # a torn memory fails with KeyError or ValueError
+                wrong.append(repr(error))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []

@@ -33,3 +33,17 @@ def test_decode_label_runs_matches_decode_spans_word_by_word(name):
 def test_words_are_cut_out_on_demand():
     words = _Words("Ada met Bob", (0, 4, 8), (3, 7, 11))
     assert words[1:3] == ["met", "Bob"] and words[0:1] == ["Ada"] and words[3:5] == []
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_own_and_lent_runs_are_each_part_decoded_apart(name):
+    from larvatus.transforms.realign import _own_and_lent
+    scheme = read_scheme(SCHEMES[name])
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        size = int(rng.integers(1, 40))
+        labels = rng.integers(-1, len(scheme.labels), size)
+        relabelled = rng.random(size) < rng.choice([0.1, 0.5, 0.9])
+        own, lent = _own_and_lent(labels, relabelled, scheme)
+        assert own == decode_label_runs(np.where(relabelled, -1, labels), scheme)
+        assert lent == decode_label_runs(np.where(relabelled, labels, -1), scheme)
