@@ -212,3 +212,17 @@ def test_a_chain_needs_a_stage_and_a_batch():
         stages.StageChain([], 1.0)
     with pytest.raises(ValueError):
         stages.StageChain([_Upper()], 1.0, batch_size=0)
+
+
+def test_a_chain_set_up_freezes_what_its_stages_loaded():
+    import gc
+
+    gc.unfreeze()
+    try:
+        chain = stages.StageChain([_Upper(), _Reverse()], 1.0)
+        chain.setup()
+        assert gc.get_freeze_count() > 0
+        [output] = list(chain.process(_document("a")))
+        assert output.text == "LEKREM ALEGNA"
+    finally:
+        gc.unfreeze()
