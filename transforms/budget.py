@@ -72,17 +72,15 @@ class _Worker:
 
 
 class StepsRun:
-    """How far a run of steps got: each finished step's output and seconds, the error that
-    stopped it, and the step now running (its index, input and start), read by the caller."""
+    """How far a run of steps got: each finished step's output and seconds, and the error
+    or the overrun that stopped it."""
 
-    __slots__ = ("outputs", "seconds", "error", "current", "timeout")
+    __slots__ = ("outputs", "seconds", "error", "timeout")
 
-    def __init__(self, value: Any):
+    def __init__(self):
         self.outputs: list = []
         self.seconds: list[float] = []
         self.error: Optional[Exception] = None   # raised by step len(outputs)
-        # (index, input, start) of the step running, replaced whole: one atomic write
-        self.current: tuple[int, Any, float] = (0, value, time.perf_counter())
         self.timeout: Optional[RecordTimeout] = None   # set where a step overran its budget
 
 
@@ -96,15 +94,15 @@ class _Watch:
         self.cancelled = False
 
 
-def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: StepsRun,
-              watch: Optional[_Watch] = None, position: int = 0) -> StepsRun:
-    """Each step on the previous one's output, starting from the input in `run.current`, until one raises
+def run_steps(steps: Sequence[Callable], value: Any, stop: Callable[[Any], bool],
+              run: Optional[StepsRun] = None, watch: Optional[_Watch] = None,
+              position: int = 0) -> StepsRun:
+    """Each step on the previous one's output, starting from `value`, until one raises
     (`run.error`, its seconds counted) or returns what `stop` accepts; written into `run`
-    as it goes, so that a caller watching from another thread sees which step is running."""
-    value = run.current[1]
+    as it goes, and the step running into `watch`, for a caller watching from another thread."""
+    run = StepsRun() if run is None else run
     for index, step in enumerate(steps):
         started = time.perf_counter()
-        run.current = (index, value, started)
         if watch is not None:
             watch.current = (position, index, started)
         try:
@@ -120,12 +118,12 @@ def run_steps(steps: Sequence[Callable], stop: Callable[[Any], bool], run: Steps
     return run
 
 
-def _run_each(steps: Sequence[Callable], stop: Callable[[Any], bool], runs: list[StepsRun],
-              watch: _Watch, first: int) -> None:
-    for offset, run in enumerate(runs):
+def _run_each(steps: Sequence[Callable], values: Sequence[Any], stop: Callable[[Any], bool],
+              runs: list[StepsRun], watch: _Watch, first: int) -> None:
+    for offset, (value, run) in enumerate(zip(values, runs)):
         if watch.cancelled:
             return
-        run_steps(steps, stop, run, watch, first + offset)
+        run_steps(steps, value, stop, run, watch, first + offset)
 
 
 class TimeBudget:
@@ -154,17 +152,12 @@ class TimeBudget:
 
     def run(self, call: Callable, *args):
         """`call(*args)`, or RecordTimeout if it takes longer than the budget; its exceptions pass through."""
-        if self._worker is None:
-            self._worker = _Worker()
-        job = self._worker.submit(call, args)
-        if not job.done.wait(self.seconds):
-            self._worker.retire()
-            self._retired.append(self._worker)
-            self._worker = None
-            raise RecordTimeout(self.seconds)
-        if job.error is not None:
-            raise job.error
-        return job.result
+        [run] = self.run_batch([lambda _: call(*args)], [None], lambda _: False)
+        if run.timeout is not None:
+            raise run.timeout
+        if run.error is not None:
+            raise run.error
+        return run.outputs[0]
 
     def run_batch(self, steps: Sequence[Callable], values: Sequence[Any],
                   stop: Callable[[Any], bool]) -> list[StepsRun]:
@@ -184,9 +177,9 @@ class TimeBudget:
         """The runs of values[first:], or those up to and including the first that overran."""
         if self._worker is None:
             self._worker = _Worker()
-        runs = [StepsRun(value) for value in values[first:]]
+        runs = [StepsRun() for _ in values[first:]]
         watch = _Watch(first)
-        job = self._worker.submit(_run_each, (steps, stop, runs, watch, first))
+        job = self._worker.submit(_run_each, (steps, values[first:], stop, runs, watch, first))
         while not job.done.wait(max(0.0, watch.current[2] + self.seconds - time.perf_counter())):
             position, index, started = watch.current
             if time.perf_counter() - started >= self.seconds:

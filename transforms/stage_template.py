@@ -135,7 +135,7 @@ class _Budgeted(beam.DoFn):
     def _run(self, stages: tuple["Stage", ...], elements: list) -> list[StepsRun]:
         steps = [stage.step for stage in stages]
         if self._record_timeout is None:
-            return [run_steps(steps, _is_dead, StepsRun(element)) for element in elements]
+            return [run_steps(steps, element, _is_dead) for element in elements]
         if self._budget is None:
             self._budget = TimeBudget(self._record_timeout)
         return self._budget.run_batch(steps, elements, _is_dead)
