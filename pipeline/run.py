@@ -536,6 +536,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
 
 def console_main() -> None:
     """`python -m larvatus.run`: main(), then exit (larvatus.arguments.exit_with)."""
+    from larvatus.pipes import guard_standard_streams
+
+    guard_standard_streams()
     arguments.exit_with(main())
 
 

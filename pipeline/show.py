@@ -293,5 +293,7 @@ def main(argv=None, prog: str = "larvatus show") -> int:
 
 if __name__ == "__main__":
     from larvatus.arguments import exit_with
+    from larvatus.pipes import guard_standard_streams
 
+    guard_standard_streams()
     exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)
