@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from larvatus.pipes import ClosedPipeGuard
 from larvatus.run import run
 from tests.paths import ROOT
 
@@ -70,6 +69,8 @@ def test_a_shell_pipeline_with_pipefail(finished):
 
 def test_the_guard_sends_the_rest_to_devnull_and_keeps_the_status(tmp_path):
     import os
+
+    from larvatus.pipes import ClosedPipeGuard
 
     read_end, write_end = os.pipe()
     stream = os.fdopen(write_end, "w", buffering=1)
