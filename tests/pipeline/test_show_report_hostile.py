@@ -178,6 +178,7 @@ def test_report_makes_the_missing_folders_of_its_output(finished, larvatus, tmp_
 def test_report_replaces_a_symlink_instead_of_writing_through_it(copy, larvatus, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("not yours")
+    (copy / "report.html").unlink(missing_ok=True)
     os.symlink(outside, copy / "report.html")
     done = larvatus("report", copy)
     assert done.returncode == 0, done.stderr
