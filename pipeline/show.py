@@ -76,11 +76,25 @@ class DamagedOutput(IncompleteRun):
     """A finished run's files that cannot be read as Larvatus wrote them (exit status 1)."""
 
 
-def _expected_types(columns: list[str]) -> dict[str, pa.DataType]:
+def _type_problem(name: str, found: pa.DataType) -> Optional[str]:
+    """Why column `name` of this type is not as Larvatus writes it, or None. `entities`
+    varies with the options (--keep-text, --emit-embeddings add fields): the fields that
+    show and report read must be there."""
     from larvatus.schemas import annotation_schema
 
-    schema = annotation_schema()
-    return {name: schema.field(name).type for name in columns if name in schema.names}
+    if name == "entities":
+        fields = found.value_type if pa.types.is_list(found) else None
+        if (fields is not None and pa.types.is_struct(fields)
+                and all(fields.get_field_index(f) >= 0 for f in ("start", "end", "label"))
+                and pa.types.is_integer(fields.field("start").type)
+                and pa.types.is_integer(fields.field("end").type)
+                and pa.types.is_string(fields.field("label").type)):
+            return None
+        return f"column 'entities' has type {str(found)[:80]}, not the type Larvatus writes"
+    schema = annotation_schema(keep_text=True)
+    if name in schema.names and found != schema.field(name).type:
+        return f"column {name!r} has type {str(found)[:80]}, not the type Larvatus writes"
+    return None
 
 
 def _read_table(path: str, columns: list[str]) -> pa.Table:
@@ -91,11 +105,10 @@ def _read_table(path: str, columns: list[str]) -> pa.Table:
     except (pa.ArrowException, OSError, ValueError) as error:
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
         raise DamagedOutput(f"{path}: not a readable annotations file ({first_line})") from None
-    for name, expected in _expected_types(columns).items():
-        found = table.schema.field(name).type
-        if found != expected:
-            raise DamagedOutput(f"{path}: column {name!r} has type {str(found)[:80]}, not the "
-                                f"type Larvatus writes")
+    for name in columns:
+        problem = _type_problem(name, table.schema.field(name).type)
+        if problem:
+            raise DamagedOutput(f"{path}: {problem}")
     return table
 
 

@@ -147,6 +147,20 @@ def test_a_corrupt_or_foreign_annotations_file_is_one_line(copy, larvatus, comma
                           "column 'audit' has type null, not the type Larvatus writes")
 
 
+@pytest.mark.parametrize("options", [{}, {"keep_text": True}, {"keep_text": True, "embeddings": True},
+                                     {"token_ids": True, "kept": ("team",)}])
+def test_every_schema_a_run_writes_is_read(tmp_path, options):
+    from larvatus.schemas import annotation_schema
+    from larvatus.show import _read_table
+
+    path = tmp_path / "annotations-00000-of-00001.parquet"
+    schema = annotation_schema(**options)
+    pq.write_table(schema.empty_table(), path)
+    columns = ["id", "redacted_text", "replacements", "audit"] + (
+        ["text", "entities"] if options.get("keep_text") else [])
+    assert _read_table(str(path), columns).num_rows == 0
+
+
 def test_show_and_report_of_a_file_say_it_is_a_file(finished, larvatus):
     for command in ("show", "report"):
         done = larvatus(command, finished / "_SUMMARY.json")
@@ -191,3 +205,47 @@ def test_report_replaces_a_symlink_instead_of_writing_through_it(copy, larvatus,
 def test_in_process_calls_agree(finished):
     assert "\x1b" not in show(str(finished), examples=5)
     assert "<img" not in build_report(str(finished))
+
+
+# --- property tests: whatever a shared folder's files hold
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner,
+                                                                max_size=3),
+    max_leaves=8)
+
+
+@given(st.text())
+def test_printable_never_lets_a_control_character_through(text):
+    import unicodedata
+
+    shown = printable(text)
+    assert not [c for c in shown if unicodedata.category(c) in ("Cc", "Cs")
+                or c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["records_in", "records_out", "dead_lettered", "words",
+                              "wordpieces", "windows", "wall_seconds", "entities_propagated",
+                              "dead_lettered_by_reason", "entities_by_label", "audit", "checks",
+                              "options", "model", "counts_add_up", "metrics_available"]),
+       value=JSON_VALUES)
+def test_any_summary_value_is_shown_escaped_or_refused_in_one_line(finished, field, value):
+    from unittest import mock
+
+    from larvatus import storage
+    from larvatus.show import IncompleteRun
+
+    summary = json.loads((finished / "_SUMMARY.json").read_text())
+    summary[field] = value
+    with mock.patch.object(storage, "read_json", lambda path: summary):
+        try:
+            page = build_report(str(finished))
+        except IncompleteRun as error:
+            assert f"{field!r} is" in str(error) and "\n" not in str(error)
+            return
+    assert not re.search(r"<\s*(img|svg|iframe|a|object|embed)\b", page, re.I)
+    assert page.count("<script>") == 1
