@@ -11,7 +11,7 @@ from larvatus.models.command_line import ArgumentParser, parse_or_report
 from larvatus import remote, storage
 from larvatus.layout import annotation_files_pattern, join
 from larvatus.show import (
-    IncompleteRun, _read_table, check_failures, count_argument, finished_summary,
+    IncompleteRun, check_failures, count_argument, finished_summary, read_annotations,
     riskiest_positions,
 )
 
@@ -104,7 +104,7 @@ def all_documents(files: list[str], limit: int = MAX_DOCUMENTS) -> str:
     """Every document (up to `limit`), folded, with a search box on the id."""
     parts, shown, total = [], 0, 0
     for path in files:
-        table = _read_table(path, ["id", "redacted_text", "replacements", "audit"])
+        table = read_annotations(path, ["id", "redacted_text", "replacements", "audit"])
         for row in table.to_pylist():
             total += 1
             if shown >= limit:
@@ -178,7 +178,7 @@ def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
     """The document at row `position` of the annotation file `path` (ids may repeat)."""
     columns = ["id", "redacted_text", "replacements", "audit"] + (
         ["text", "entities"] if kept_text else [])
-    table = _read_table(path, columns)
+    table = read_annotations(path, columns)
     row = table.slice(position, 1).to_pylist()[0]
     text = (row["redacted_text"] or "")[:SAMPLE_CHARS]
     out = [f"<div class='doc'><p class='meta'>id {_text(row['id'])} &middot; "
@@ -208,7 +208,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
     parser.add_argument("--samples", type=count_argument, default=5,
                         help="Documents shown open, riskiest first. Default: 5.")
-    parser.add_argument("--max-documents", "--max_documents", dest="max_documents", type=count_argument,
+    parser.add_argument("--max-documents", "--max_documents", dest="max_documents",
+                        type=count_argument,
                         default=MAX_DOCUMENTS,
                         help="Documents listed under 'All documents', each found by its id "
                              f"in the page's search box. Default: {MAX_DOCUMENTS}.")

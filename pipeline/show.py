@@ -97,7 +97,7 @@ def _type_problem(name: str, found: pa.DataType) -> Optional[str]:
     return None
 
 
-def _read_table(path: str, columns: list[str]) -> pa.Table:
+def read_annotations(path: str, columns: list[str]) -> pa.Table:
     """The columns of an annotations file; DamagedOutput, in one line, when it is not one."""
     try:
         with storage.open_binary(path) as handle:
@@ -117,7 +117,7 @@ def riskiest_positions(files: list[str], count: int) -> list[tuple[int, int, int
     findings (ties in file order): a row's position, since ids may repeat."""
     ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
     for file_index, path in enumerate(files):
-        table = _read_table(path, ["audit"])
+        table = read_annotations(path, ["audit"])
         findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
         ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
     return [(-negative, file_index, row) for negative, file_index, row in sorted(ranked)[:count]]
@@ -130,7 +130,7 @@ def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
     """
     out = []
     for findings, file_index, row in riskiest_positions(files, count):
-        table = _read_table(files[file_index], ["id", "redacted_text"])
+        table = read_annotations(files[file_index], ["id", "redacted_text"])
         out.append((findings, table.slice(row, 1).to_pylist()[0]))
     return out
 

@@ -151,14 +151,14 @@ def test_a_corrupt_or_foreign_annotations_file_is_one_line(copy, larvatus, comma
                                      {"token_ids": True, "kept": ("team",)}])
 def test_every_schema_a_run_writes_is_read(tmp_path, options):
     from larvatus.schemas import annotation_schema
-    from larvatus.show import _read_table
+    from larvatus.show import read_annotations
 
     path = tmp_path / "annotations-00000-of-00001.parquet"
     schema = annotation_schema(**options)
     pq.write_table(schema.empty_table(), path)
     columns = ["id", "redacted_text", "replacements", "audit"] + (
         ["text", "entities"] if options.get("keep_text") else [])
-    assert _read_table(str(path), columns).num_rows == 0
+    assert read_annotations(str(path), columns).num_rows == 0
 
 
 def test_show_and_report_of_a_file_say_it_is_a_file(finished, larvatus):
