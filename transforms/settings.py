@@ -2,18 +2,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Any, Optional, Protocol
 
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.encode import EncodeSettings
+from larvatus.transforms.labels import LabelScheme
 from larvatus.transforms.mlout import MlSettings
 from larvatus.transforms.read import DEFAULT_MAX_CHARS
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.recognizers import PatternSettings
 from larvatus.transforms.redact import RedactionPolicy
 
-if TYPE_CHECKING:   # the model's description; transforms/ never imports models/ at run time
-    from larvatus.models.model_dir import ModelSpec
+
+
+class ModelDescription(Protocol):
+    """What the stages read of a model (`larvatus.models.model_dir.ModelSpec`; transforms/
+    never imports models/): its identity, label scheme and tokenizer."""
+
+    name: str
+    sha256: str
+    scheme: LabelScheme
+
+    def load_tokenizer(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -26,7 +36,7 @@ class AnnotationSettings:
     the pseudonym key is (`policy.key_source`), never the key.
     """
 
-    spec: "ModelSpec"
+    spec: ModelDescription
     encode_settings: EncodeSettings
     policy: RedactionPolicy
     aggregation: str = "first"
