@@ -136,6 +136,11 @@ class Redactor:
         return self._runner.stages.model.model.device
 
     @property
+    def schema(self):
+        """The pyarrow schema of this Redactor's rows (`larvatus run`'s annotations schema)."""
+        return self._runner.columns.schema()
+
+    @property
     def model_info(self) -> dict:
         """The `model` column of every row: the model's name and sha256."""
         return self.settings.model_info
