@@ -213,7 +213,9 @@ class Redactor:
         from larvatus.schemas import dead_letter_row
 
         keys = list(frame[id_column]) if id_column is not None else list(frame.index)
-        records = [{"text": text, "id": str(key), "source": f"{text_column}[{label}]"}
+        # A missing value (None, NaN, pd.NA) is a record with no text: `missing_text`.
+        records = [{"text": None if _missing(text) else text, "id": str(key),
+                    "source": f"{text_column}[{label}]"}
                    for text, key, label in zip(frame[text_column], keys, frame.index)]
         results = list(self.pipe(records, batch_size=len(records) or 1))
         good = [i for i, result in enumerate(results) if not isinstance(result, DeadLetter)]
@@ -232,6 +234,13 @@ class Redactor:
         with self._lock:
             annotated = iter(self._runner.annotate(documents))
         return [c if isinstance(c, DeadLetter) else next(annotated) for c in checked]
+
+
+def _missing(value: Any) -> bool:
+    """Whether a frame's cell is a missing value (None, NaN, NaT, pd.NA), not a text."""
+    import pandas as pd
+
+    return not isinstance(value, str) and bool(pd.api.types.is_scalar(value) and pd.isna(value))
 
 
 def _texts(texts: Any, method: str) -> list:

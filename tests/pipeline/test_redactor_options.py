@@ -200,7 +200,7 @@ def test_pipe_yields_a_dead_letter_for_a_bad_record_and_the_rest_go_on(rigged):
     from larvatus import DeadLetter
 
     records = ["Ada met Bob", 42, {"id": "x", "text": None}, {"id": "y", "text": "see ACME"},
-               "x" * 2_000_000]
+               "x" * 2_000_001]
     results = list(rigged.pipe(records, batch_size=2))
     assert [type(r).__name__ for r in results] == ["dict", "DeadLetter", "DeadLetter", "dict",
                                                    "DeadLetter"]
@@ -235,7 +235,7 @@ def test_pipe_rows_do_not_depend_on_batches_or_processes(rigged, rigged_model_di
     with pytest.raises(ValueError, match="batch_size"):
         list(rigged.pipe(texts, batch_size=0))
     assert Redactor(model=str(rigged_model_dir), redact_labels="PER,ORG,EMAIL").annotate(
-        ["Person1 met ACME and Zed1"]) == [one_by_one[1]]
+        ["Person1 met ACME and Zed1"], ids=["1"], sources=["records[1]"]) == [one_by_one[1]]
 
 
 def test_annotate_frame_leaves_a_bad_row_out_and_returns_its_dead_letter(rigged):
