@@ -138,7 +138,7 @@ class Redactor:
     @property
     def schema(self):
         """The pyarrow schema of this Redactor's rows (`larvatus run`'s annotations schema)."""
-        return self._runner.columns.schema()
+        return self._runner.schema
 
     @property
     def model_info(self) -> dict:

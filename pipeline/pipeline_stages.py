@@ -56,6 +56,11 @@ class StageRunner:
             outcomes[index] = outcome
         return outcomes
 
+    @property
+    def schema(self):
+        """The pyarrow schema of the annotations rows (`larvatus run`'s, for the same options)."""
+        return self.columns.schema()
+
     def row(self, annotated: AnnotatedDocument) -> dict:
         """An annotations row, as `larvatus run` writes it (before Parquet's float32)."""
         return self.columns.row(annotated, self.settings.model_info)
