@@ -111,7 +111,8 @@ class AnnotateDocuments(beam.PTransform):
         timeout = config.record_timeout
         # The declared stages (larvatus.transforms.stages.declare); the model runs in
         # RunInference, with the same classifier class wrapped as a ModelHandler.
-        declared = stages.declare(config.settings, config.handler(), read_secret_file)
+        handler = config.handler()
+        declared = stages.declare(config.settings, handler, read_secret_file)
         # One Beam step on each side of the model, one hand-off to the budget's worker
         # thread per STAGE_BATCH documents; each stage still timed, counted, budgeted and
         # dead-lettered under its own name.
@@ -120,7 +121,7 @@ class AnnotateDocuments(beam.PTransform):
         inferred, failed = (
             encoded.ok
             | "KeyBySource" >> beam.Map(_keyed)
-            | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
+            | "RunInference" >> RunInference(KeyedModelHandler(handler))
             .with_exception_handling())
         annotated = (
             inferred
