@@ -14,6 +14,7 @@ RUNTIME = [
     "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
     "onnx>=1.16",              # derives the fp16 GPU graph from the int8 model (models/variants.py)
     "py3langid>=0.3",          # per-document language (its model ships in the wheel)
+    "faker>=30",               # `larvatus estimate`: realistic names, addresses and numbers per locale
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.
