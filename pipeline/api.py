@@ -200,6 +200,28 @@ class Redactor:
         return [outcome if isinstance(outcome, DeadLetter) else self._runner.row(outcome)
                 for outcome in self._outcomes(batch)]
 
+    def estimate(self, texts: Iterable[str], ids: Optional[Sequence[str]] = None,
+                 sample: Optional[int] = None, seed: int = 0, copies: Optional[int] = None,
+                 items_per_copy: int = 3, kinds: Optional[Sequence[str]] = None):
+        """How much personal data gets through on these texts: known items are planted into
+        copies of a seeded sample of them and redacted with this Redactor's options.
+
+        Returns a `larvatus.estimate.Estimate`: `rows` per kind and context (planted,
+        hidden, partly, missed, `recall`, 95% Wilson `interval`), `outcomes` per item and the
+        share of the texts' own words kept. The texts themselves are never changed.
+        """
+        from larvatus.estimate import run_estimate
+        from larvatus.transforms.planting import KINDS
+
+        if isinstance(texts, str):
+            raise TypeError("estimate() takes a list of texts, not one string")
+        texts = list(texts)
+        ids = [str(i) for i in range(len(texts))] if ids is None else [str(i) for i in ids]
+        if len(ids) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(ids)} ids")
+        return run_estimate(self, list(zip(ids, texts)), sample, seed, copies, items_per_copy,
+                            tuple(kinds) if kinds is not None else KINDS)
+
     def annotate_frame(self, frame, text_column: str = "text", id_column: Optional[str] = None):
         """A pandas DataFrame of annotation rows on the input frame's index, one per row that
         could be annotated; ids come from `id_column`, else from the index labels.

@@ -14,6 +14,7 @@ PROG = "larvatus"
 COMMANDS = {
     "run": ("larvatus.run", "annotate and redact a corpus (an Apache Beam job)"),
     "show": ("larvatus.show", "print a finished job's counts and a few redacted examples"),
+    "estimate": ("larvatus.estimate", "estimate what gets through on your corpus, by planting known items"),
     "report": ("larvatus.report", "write a finished job's HTML report"),
     "evaluate": ("larvatus.models.evaluate", "score a model directory on CoNLL data"),
     "export": ("larvatus.models.export", "turn a Hugging Face NER checkpoint into a --model directory"),
