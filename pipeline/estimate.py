@@ -104,20 +104,11 @@ def run_estimate(redactor, documents: Sequence[tuple[str, str]], sample: Optiona
                     redacted_texts, sampled, words, kept, failed, seed)
 
 
-def _annotate_each(redactor, copies: Sequence[planting.PlantedCopy], chunk: int = 64):
+def _annotate_each(redactor, copies: Sequence[planting.PlantedCopy]):
     """Rows of the copies in order; None for a copy the pipeline dead-letters."""
-    from larvatus.api import DocumentError
-
-    for start in range(0, len(copies), chunk):
-        part = copies[start:start + chunk]
-        try:
-            yield from redactor.annotate([c.text for c in part], ids=[c.copy_id for c in part])
-        except DocumentError:
-            for copy in part:
-                try:
-                    yield redactor.annotate([copy.text], ids=[copy.copy_id])[0]
-                except DocumentError:
-                    yield None
+    records = ({"text": c.text, "id": c.copy_id, "source": c.copy_id} for c in copies)
+    for result in redactor.pipe(records):
+        yield result if isinstance(result, dict) else None
 
 
 # --- what the command prints and writes -----------------------------------------------------
@@ -269,6 +260,7 @@ def _refuse(message: str) -> int:
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus estimate") -> int:
     from larvatus import api
+    from larvatus.models.model_dir import ModelError
 
     args = parser(prog).parse_args(argv)
     if not args.input or not args.output:
@@ -291,8 +283,13 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus estimate") 
                                            args.text_field, args.max_chars)
     if not documents:
         return _refuse(f"--input {args.input!r} gives no readable document")
-    options = {name: getattr(args, name) for name in api.OPTIONS if hasattr(args, name)}
-    redactor = api.Redactor(model=args.model, redact_labels=args.redact_labels, **options)
+    table = api.option_table()
+    options = {name: getattr(args, name) for name in api.keyword_options()
+               if getattr(args, name) != table[name].default}   # what the user chose
+    try:
+        redactor = api.Redactor(**options)
+    except (ValueError, ModelError) as error:   # the options' fault, not the data's
+        return _refuse(str(error))
     estimate = run_estimate(redactor, documents, args.sample, args.seed, args.copies,
                             args.items_per_copy)
     write_outputs(estimate, output, args.keep_text)
