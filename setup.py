@@ -14,6 +14,8 @@ RUNTIME = [
     "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
     "onnx>=1.16",              # derives the fp16 GPU graph from the int8 model (models/variants.py)
     "py3langid>=0.3",          # per-document language (its model ships in the wheel)
+    "wordfreq>=3.1,<4",        # common words per language (its word lists ship in the wheel)
+    "lemminflect>=0.2.3",      # English verbs' base forms (its lemma table ships in the wheel)
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.
