@@ -156,14 +156,18 @@ def _without_common_words(text: str, span: EntitySpan, language: str) -> EntityS
 def _join_hyphenated(text: str, spans: list[EntitySpan]) -> list[EntitySpan]:
     """Model spans joined across a hyphen ("Marie" "-" "Claire") are one word; a hyphenated
     capitalised given name before a person's span with a space between ("Marie-Claire"
-    "Dubois") is one person."""
+    "Dubois"), or two capitalised words with a space between, one of them a person's
+    ("Thomas" "Becker" as ORG and PER), are one person."""
     out: list[EntitySpan] = []
     for span in spans:
         if out and out[-1].label in MODEL_TYPES and span.label in MODEL_TYPES:
             last = out[-1]
             between = text[last.end:span.start]
             if between == "-" or between == " " and span.label == "PER" \
-                    and _hyphenated_name(text[last.start:last.end]):
+                    and _hyphenated_name(text[last.start:last.end]) \
+                    or between == " " and "PER" in (last.label, span.label) \
+                    and _name_word(text[last.start:last.end]) \
+                    and _name_word(text[span.start:span.end]):
                 label = "PER" if "PER" in (last.label, span.label) else \
                     max(last, span, key=len).label
                 out[-1] = replace(last, end=span.end, label=label,
@@ -182,6 +186,11 @@ _HYPHENATED_RE = re.compile(r"[^\W\d_][^\W\d_]+(?:-[^\W\d_][^\W\d_]+)+")
 def _hyphenated_name(surface: str) -> bool:
     return _HYPHENATED_RE.fullmatch(surface) is not None \
         and all(part[:1].isupper() and not part.isupper() for part in surface.split("-"))
+
+
+def _name_word(surface: str) -> bool:
+    """One capitalised word, not written in capitals: "Thomas", "Becker"."""
+    return surface.isalpha() and surface[:1].isupper() and not surface.isupper()
 
 
 def _max_or_none(a, b):
