@@ -98,21 +98,22 @@ def _labels_value(text: str, span: EntitySpan, patterns: Sequence[EntitySpan]) -
 
 def _without_opening_verb(text: str, span: EntitySpan,
                           following: EntitySpan | None) -> EntitySpan | None:
-    """A verb's base form opening a sentence ("Contact", "Ask", "Call") is cut from a span
-    whose other words make a name of two or more capitalised words, or dropped when it is a
-    span of its own right before another model span ("Ask" "Maria Garcia")."""
+    """A verb's base form opening a sentence ("Contact", "Ask", "Call") is cut from a
+    person's span whose other words make a name of two or more capitalised words, or dropped
+    when it is a span of its own right before a person's ("Ask" "Maria Garcia"); an
+    organisation's first word stays ("Bay Co Building Authority")."""
     words = list(_WORD_RE.finditer(text, span.start, span.end))
     if not words or not lexicon.is_base_verb(words[0].group()) \
             or not words[0].group()[:1].isupper() \
             or _SENTENCE_BEFORE_RE.search(text, max(0, span.start - 40), span.start) is None:
         return span
     if len(words) == 1:
-        alone = following is not None and following.label in MODEL_TYPES \
+        alone = following is not None and following.label == "PER" \
             and not text[span.end:following.start].strip(" \t") \
-            and (span.score < OWN_EVIDENCE or following.label != span.label)
+            and (span.score < OWN_EVIDENCE or span.label != "PER")
         return None if alone else span
     rest = words[1:]
-    if len(rest) >= 2 and all(w.group()[:1].isupper() for w in rest):
+    if span.label == "PER" and len(rest) >= 2 and all(w.group()[:1].isupper() for w in rest):
         return replace(span, start=rest[0].start())
     return span
 
@@ -154,18 +155,18 @@ def _without_common_words(text: str, span: EntitySpan, language: str) -> EntityS
 
 
 def _join_hyphenated(text: str, spans: list[EntitySpan]) -> list[EntitySpan]:
-    """Model spans joined across a hyphen ("Marie" "-" "Claire") are one word; a hyphenated
-    capitalised given name before a person's span with a space between ("Marie-Claire"
-    "Dubois"), or two capitalised words with a space between, one of them a person's
-    ("Thomas" "Becker" as ORG and PER), are one person."""
+    """A hyphenated capitalised given name before a person's span with a space between
+    ("Marie-Claire" "Dubois"), or two capitalised words with a space or a hyphen between, one
+    of them a person's ("Thomas" "Becker" as ORG and PER, "Marie" "-" "Claire"), are one
+    person ("pro-Moscow" and "URUS-MARTAN" are not joined)."""
     out: list[EntitySpan] = []
     for span in spans:
         if out and out[-1].label in MODEL_TYPES and span.label in MODEL_TYPES:
             last = out[-1]
             between = text[last.end:span.start]
-            if between == "-" or between == " " and span.label == "PER" \
+            if between == " " and span.label == "PER" \
                     and _hyphenated_name(text[last.start:last.end]) \
-                    or between == " " and "PER" in (last.label, span.label) \
+                    or between in (" ", "-") and "PER" in (last.label, span.label) \
                     and _name_word(text[last.start:last.end]) \
                     and _name_word(text[span.start:span.end]):
                 label = "PER" if "PER" in (last.label, span.label) else \
