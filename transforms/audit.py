@@ -33,9 +33,9 @@ _EXTRA_COMMON = (
 @lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
     """spaCy's English stop words plus months, days, honorifics and letter furniture, lowercased."""
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from larvatus.transforms.lexicon import stop_words_of
 
-    return frozenset(w.lower() for w in STOP_WORDS) | frozenset(_EXTRA_COMMON.split())
+    return stop_words_of("en") | frozenset(_EXTRA_COMMON.split())
 
 
 _DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other character one

@@ -21,8 +21,15 @@ COMMON_ZIPF = 3.0
 OVER_ENGLISH = 2.0
 LOWERCASE_ZIPF = 3.0
 # wordfreq's "small" lists hold every word down to Zipf 3 (a word a million): all the decision
-# reads, and a tenth of a second each to load.
+# reads in the document's language, a tenth of a second each to load. English, the
+# comparison, is read whole ("best"): a Dutch surname such as "Jansen" is rare in English,
+# not absent, and the difference must not be overstated.
 WORDLIST = "small"
+ENGLISH_WORDLIST = "best"
+
+
+def _wordlist(language: str) -> str:
+    return ENGLISH_WORDLIST if language == "en" else WORDLIST
 
 _LOCK = threading.Lock()
 _LOADED: set[str] = set()
@@ -32,6 +39,7 @@ def load(languages: tuple[str, ...] = DECISION_LANGUAGES) -> None:
     """Loads every resource the decisions read for English and `languages`: wordfreq's
     frequency tables, spaCy's stop words and lemminflect's verb table. Called from a worker's
     setup, so that no document pays for a load inside its own time; idempotent."""
+    from larvatus.transforms.audit import common_words
     from larvatus.transforms.ordinary import STOP_WORD_LANGUAGES, stop_words
 
     with _LOCK:
@@ -40,11 +48,12 @@ def load(languages: tuple[str, ...] = DECISION_LANGUAGES) -> None:
             return
         import wordfreq
         for code in wanted:
-            wordfreq.get_frequency_dict(code, wordlist=WORDLIST)
+            wordfreq.get_frequency_dict(code, wordlist=_wordlist(code))
             zipf("the", code)   # warms the tokenizer wordfreq uses for the language
             if code in STOP_WORD_LANGUAGES:
                 stop_words(code)
         base_verbs()
+        common_words()
         _LOADED.update(wanted)
 
 
@@ -58,7 +67,7 @@ def zipf(word: str, language: str) -> float:
     """wordfreq's Zipf frequency of a word in a language (0.0 when unknown)."""
     import wordfreq
 
-    return wordfreq.zipf_frequency(word, language, wordlist=WORDLIST)
+    return wordfreq.zipf_frequency(word, language, wordlist=_wordlist(language))
 
 
 @lru_cache(maxsize=1 << 16)
