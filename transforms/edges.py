@@ -125,17 +125,49 @@ def _after_title(text: str, start: int, language: str) -> bool:
     return m is not None and m.group(1).lower() in _listed()[1]
 
 
+# Prepositions of place that take a town's name without an article: "in Chemnitz" (a common
+# noun takes one: "in der Praxis"), "à Lyon", "en Huesca", "a Vasto", "in Winkel".
+_LOCATIVES = {"de": ("in", "nach", "aus"), "fr": ("à", "en", "depuis"),
+              "es": ("en", "desde"), "it": ("a", "in", "da"), "nl": ("in", "uit", "naar", "te")}
+_WORD_BEFORE_RE = re.compile(r"([^\W\d_]+)[ \t]+\Z")
+
+
+def _after_locative(text: str, span: EntitySpan, language: str) -> bool:
+    """A capitalised span right after a preposition of place with no article: a town's name
+    however common its words ("in Chemnitz", "en Huesca", "in Winkel")."""
+    m = _WORD_BEFORE_RE.search(text, max(0, span.start - 12), span.start)
+    return m is not None and m.group(1) in _LOCATIVES.get(language, ()) \
+        and text[span.start:span.start + 1].isupper()
+
+
+# Particles before a place's or a family's name: "consulta de Huesca", "studio di Milano".
+_OF = frozenset("de di da du des del della van von".split())
+
+
+def _in_common_position(text: str, span: EntitySpan, language: str) -> bool:
+    """Where a common word stands and a name seldom does: in lowercase, opening a sentence or
+    a line, or after a determiner or pronoun ("Ihr Schreiben", "der Vertrag", "Meine
+    Steuer-ID"; a stop word of the language, not "de" or "di" before a place)."""
+    if text[span.start:span.end].islower() \
+            or _SENTENCE_BEFORE_RE.search(text, max(0, span.start - 40), span.start):
+        return True
+    m = _WORD_BEFORE_RE.search(text, max(0, span.start - 20), span.start)
+    return m is not None and m.group(1).lower() not in _OF and is_stop(m.group(1), language)
+
+
 def _without_common_words(text: str, span: EntitySpan, language: str) -> EntitySpan | None:
     """In a document of `language`, a model span whose words are all common words there is
-    dropped, unless a title stands before it or the model is sure of a person
-    (`STRONG_PERSON`); lowercase common words and stop words are cut from its edges."""
+    dropped where a common word stands (`_in_common_position`), unless a title or a
+    preposition of place stands before it (`_after_locative`) or the model is sure of a
+    person (`STRONG_PERSON`); lowercase common words and stop words are cut from its edges."""
     words = list(_WORD_RE.finditer(text, span.start, span.end))
     if not words:
         return span
     common = [lexicon.is_common_in(w.group(), language) for w in words]
     if all(common):
-        if _after_title(text, span.start, language) \
-                or span.label == "PER" and span.score >= STRONG_PERSON:
+        if _after_title(text, span.start, language) or _after_locative(text, span, language) \
+                or span.label == "PER" and span.score >= STRONG_PERSON \
+                or not _in_common_position(text, span, language):
             return span
         return None
 

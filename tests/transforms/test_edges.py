@@ -135,3 +135,13 @@ def test_pattern_spans_pass_unchanged():
     text = "Mobile: +44 7700 900123"
     phone = _span(text, "+44 7700 900123", "PHONE", 1.0)
     assert settle_edges(text, [phone], "de") == (phone,)
+
+
+@pytest.mark.parametrize("text,town,language", [
+    ("Sie stellte sich in der Praxis in Chemnitz vor.", "Chemnitz", "de"),
+    ("Mi compañera tiene el mismo problema en Huesca.", "Huesca", "es"),
+    ("De levering vindt plaats in Winkel.", "Winkel", "nl"),
+])
+def test_a_town_after_a_preposition_of_place_stays_hidden(text, town, language):
+    out = settle_edges(text, [_span(text, town, "LOC", 0.83)], language)
+    assert _surfaces(text, out) == [(town, "LOC")]
