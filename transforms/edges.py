@@ -155,6 +155,24 @@ def _in_common_position(text: str, span: EntitySpan, language: str) -> bool:
     return m is not None and m.group(1).lower() not in _OF and is_stop(m.group(1), language)
 
 
+_WORD_AFTER_RE = re.compile(r"[ \t]([^\W\d_][\w'’-]*)")
+
+
+def _beside_name_word(text: str, span: EntitySpan, language: str) -> bool:
+    """A capitalised word that is no common word of the language stands right before or
+    after the span: both are one name ("Maartje Blokland", a Dutch given name common in
+    Dutch and rare in English)."""
+    neighbours = []
+    m = _WORD_BEFORE_RE.search(text, max(0, span.start - 30), span.start)
+    if m is not None and m.end(1) + 1 == span.start:
+        neighbours.append(m.group(1))
+    m = _WORD_AFTER_RE.match(text, span.end)
+    if m is not None:
+        neighbours.append(m.group(1))
+    return any(w[:1].isupper() and not w.isupper() and not is_stop(w, language)
+               and not lexicon.is_common_in(w, language) for w in neighbours)
+
+
 def _without_common_words(text: str, span: EntitySpan, language: str) -> EntitySpan | None:
     """In a document of `language`, a model span whose words are all common words there is
     dropped where a common word stands (`_in_common_position`), unless a title or a
@@ -167,7 +185,8 @@ def _without_common_words(text: str, span: EntitySpan, language: str) -> EntityS
     if all(common):
         if _after_title(text, span.start, language) or _after_locative(text, span, language) \
                 or span.label == "PER" and span.score >= STRONG_PERSON \
-                or not _in_common_position(text, span, language):
+                or not _in_common_position(text, span, language) \
+                or _beside_name_word(text, span, language):
             return span
         return None
 

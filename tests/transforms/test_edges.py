@@ -145,3 +145,9 @@ def test_pattern_spans_pass_unchanged():
 def test_a_town_after_a_preposition_of_place_stays_hidden(text, town, language):
     out = settle_edges(text, [_span(text, town, "LOC", 0.83)], language)
     assert _surfaces(text, out) == [(town, "LOC")]
+
+
+def test_a_common_word_beside_a_name_word_is_part_of_the_name():
+    text = "Deze overeenkomst wordt gesloten tussen Acme en Maartje Blokland (de klant)."
+    out = settle_edges(text, [_span(text, "Maartje", "LOC", 0.27)], "nl")
+    assert _surfaces(text, out) == [("Maartje", "LOC")]
