@@ -16,6 +16,8 @@ RUNTIME = [
     "sympy>=1.12",             # ONNX Runtime's float16 converter imports it (the same derivation)
     "py3langid>=0.3",          # per-document language (its model ships in the wheel)
     "faker>=30",               # `larvatus estimate`: realistic names, addresses and numbers per locale
+    "wordfreq>=3.1,<4",        # common words per language (its word lists ship in the wheel)
+    "lemminflect>=0.2.3",      # English verbs' base forms (its lemma table ships in the wheel)
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.

@@ -25,6 +25,9 @@ odd validation documents.
     python bench/precision.py --split dev          # the privacy documents for tuning
     python bench/precision.py --from-json PRIVACY.json CONLL.json   # print saved figures
 
+Below it, `bench/utility.py`'s table: designated ordinary words kept and planted names hidden
+per language (English, German, French, Spanish, Italian, Dutch; `--utility-copies`).
+
 Rules chosen by reading validation errors flatter the CoNLL figures; the halves show how
 much the figure moves between two sets of documents.
 """
@@ -117,6 +120,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="Privacy documents (default test).")
     parser.add_argument("--conll-file", default=None,
                         help="CoNLL file (default: the validation file bench/peers.py reads).")
+    parser.add_argument("--utility-copies", type=int, default=2,
+                        help="Documents per language and genre of bench/utility.py, whose "
+                             "table is printed below (0: skip it; default 2).")
     parser.add_argument("--from-json", nargs=2, metavar=("PRIVACY", "CONLL"), default=None,
                         help="Print the figures of saved --json outputs of bench/privacy.py and "
                              "bench/peers.py instead of running them.")
@@ -146,6 +152,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print()
     print("\n".join(table(privacy_figures(privacy),
                           conll_figures(predictions, conll["args"]["conll_file"]))))
+    if args.utility_copies and not args.from_json:
+        from bench import utility
+
+        print()
+        print("\n".join(utility.table(utility.run(args.utility_copies))))
     return 0
 
 

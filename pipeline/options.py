@@ -141,8 +141,9 @@ def _add_redaction_args(group) -> None:
                        type=float, default=DEFAULT_REDACT_THRESHOLD,
                        help="Recall-first decision: a word is redacted when the model's "
                             "summed probability of the redacted types reaches this value, "
-                            "whatever its top label (an ORG mistaken for MISC is still "
-                            f"hidden). In (0, 1]; lower hides more. Default: "
+                            "whatever its top label (a MISC span needs half its "
+                            f"probability on the redacted types). In (0, 1]; lower hides "
+                            f"more. Default: "
                             f"{DEFAULT_REDACT_THRESHOLD} (chosen on CoNLL validation for "
                             "token recall of PER/LOC/ORG >= 0.99; see the model card).")
     group.add_argument("--label-thresholds", "--label_thresholds", dest="label_thresholds",

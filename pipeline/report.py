@@ -150,9 +150,10 @@ def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOC
         [(label, count, "yes" if label in redacted else "no") for label, count in sorted(
             summary.get("entities_by_label", {}).items(), key=lambda kv: -kv[1])],
         ("label", "entities", "in --redact-labels"))
-        + "<p class='meta'>Entities of other labels that the recall-first rule hides (the "
-          "model half-thought they were names, places or organisations) keep their label: "
-          "they show as [MISC] below.</p>")
+        + "<p class='meta'>Entities of a label not in --redact-labels are kept as written. "
+          "A span the model calls MISC is hidden only when it gives names, places and "
+          "organisations together at least half its probability, and it is then counted and "
+          "shown under that label ([ORG], [LOC], [PER]), never as [MISC].</p>")
     parts.append("<h2>Dead letters by reason</h2>" + _table(
         sorted(summary.get("dead_lettered_by_reason", {}).items(), key=lambda kv: -kv[1]),
         ("reason", "records")))

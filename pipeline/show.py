@@ -242,6 +242,16 @@ def check_failures(summary: dict) -> list[str]:
     return failures
 
 
+def _hidden_and_kept(summary: dict) -> str:
+    """Which of the labels found were hidden and which kept, as the report's table says."""
+    redacted = set(summary.get("options", {}).get("redact_labels", []))
+    found = sorted(summary.get("entities_by_label", {}))
+    hidden = [label for label in found if label in redacted]
+    kept = [label for label in found if label not in redacted]
+    return (f"hidden (in --redact-labels): {', '.join(hidden) or 'none'}; "
+            f"kept as written: {', '.join(kept) or 'none'}")
+
+
 def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> str:
     """A short, shareable report of a finished job; raises IncompleteRun otherwise."""
     summary = finished_summary(output_dir)
@@ -264,6 +274,7 @@ def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> st
     lines += [
         f"entities by label: {summary['entities_by_label']} "
         f"(propagated mentions: {summary['entities_propagated']})",
+        _hidden_and_kept(summary),
         f"words {summary['words']}, wordpieces {summary['wordpieces']}, windows "
         f"{summary['windows']}, wall time {summary['wall_seconds']} s",
         "",

@@ -6,7 +6,7 @@ from typing import Any, Optional, Union
 
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
-from larvatus.transforms.audit import audit
+from larvatus.transforms.audit import audit, kept_word_spans
 from larvatus.transforms.labels import LabelScheme
 from larvatus.transforms.language import detect_language
 from larvatus.transforms.realign import RedactionDecision, realign
@@ -55,4 +55,6 @@ def redact_document(tagged: TaggedDocument, policy: RedactionPolicy) -> Annotate
 
 def audit_document(annotated: AnnotatedDocument) -> AnnotatedDocument:
     """The document with the audit of its redacted text (offsets, never strings)."""
-    return replace(annotated, audit=audit(annotated.redacted_text, annotated.replacements))
+    kept = kept_word_spans(annotated.entities, annotated.replacements, annotated.document.text)
+    return replace(annotated, audit=audit(annotated.redacted_text, annotated.replacements,
+                                          annotated.language or "en", kept))

@@ -1,6 +1,7 @@
 """Audit of redacted text: what still looks personal after redaction, as kinds and offsets, never strings."""
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 from typing import Iterable, Sequence
@@ -32,9 +33,9 @@ _EXTRA_COMMON = (
 @lru_cache(maxsize=1)
 def common_words() -> frozenset[str]:
     """spaCy's English stop words plus months, days, honorifics and letter furniture, lowercased."""
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from larvatus.transforms.lexicon import stop_words_of
 
-    return frozenset(w.lower() for w in STOP_WORDS) | frozenset(_EXTRA_COMMON.split())
+    return stop_words_of("en") | frozenset(_EXTRA_COMMON.split())
 
 
 _DIGIT = re.compile(r"\d")   # folding keeps digits digits and makes no other character one
@@ -103,7 +104,13 @@ def _sentence_initial(text: str, start: int) -> bool:
     return i < 0 or text[i] in "\n\r\u2028\u2029" or text[i] in _SENTENCE_OPENERS
 
 
-def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit:
+# Placeholders of names, places and organisations: a capitalised word glued to one may be
+# the part of the name the span missed ("BUENOS [LOC]").
+_NAME_PLACEHOLDER_RE = re.compile(r"[ \t]?\[(?:PER|LOC|ORG|MISC)(?:_[0-9a-f]+)?\]")
+
+
+def audit(redacted_text: str, replacements: Sequence[Replacement] = (), language: str = "en",
+          kept: Sequence[tuple[int, int]] = ()) -> Audit:
     """Finds what still looks like personal data in a redacted text.
 
     Placeholders (the `replacements`) are skipped. Heuristic on purpose: it
@@ -111,7 +118,16 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
     looks at the documents with the most findings first. Digit runs are read with their
     separators folded ("4111\u00a01111\u00a01111\u00a01111" is one run); names in scripts
     without letter case are flagged next to a title or form label (`uncased_names`).
+    A capitalised word glued to a name's placeholder is a finding even where it opens a
+    sentence ("BUENOS [LOC]": half a name left); in German, French, Spanish, Italian and
+    Dutch documents (`language`) the language's common words are not ("Vertrag", "Grüßen");
+    nor are the words of `kept` ([start, end) in `redacted_text`: the one-word model entities
+    the options keep, such as nationalities), so that real risks rank first.
     """
+    from larvatus.transforms import lexicon
+
+    other_language = language in lexicon.DECISION_LANGUAGES
+    kept_starts = sorted(kept)
     taken = bytearray(len(redacted_text))   # 1 where a placeholder or a finding already is
     for replacement in replacements:
         taken[replacement.start:replacement.end] = b"\x01" * (replacement.end - replacement.start)
@@ -142,7 +158,12 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
                 or start and redacted_text[start - 1].isdecimal()) \
                 and not _capitalized(redacted_text, start):
             continue
-        if _sentence_initial(redacted_text, start):
+        if _sentence_initial(redacted_text, start) \
+                and not _NAME_PLACEHOLDER_RE.match(redacted_text, start + length):
+            continue
+        if other_language and lexicon.is_common_in(redacted_text[start:start + length], language):
+            continue
+        if kept_starts and _inside(kept_starts, start, start + length):
             continue
         if free(start, start + length):
             findings.append(AuditFinding(start, start + length, AuditKind.CAPITALIZED.value))
@@ -151,6 +172,36 @@ def audit(redacted_text: str, replacements: Sequence[Replacement] = ()) -> Audit
             findings.append(AuditFinding(start, end, AuditKind.UNCASED_NAME.value))
             taken[start:end] = b"\x01" * (end - start)
     return Audit(tuple(sorted(findings, key=lambda f: (f.start, f.end))))
+
+
+def _inside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) lies inside one of sorted, disjoint `spans`."""
+    i = bisect.bisect_right(spans, (start, float("inf"))) - 1
+    return i >= 0 and spans[i][0] <= start and end <= spans[i][1]
+
+
+def kept_word_spans(entities: Sequence, replacements: Sequence[Replacement],
+                    text: str) -> list[tuple[int, int]]:
+    """[start, end) in the redacted text of each one-word entity the options left visible (a
+    kept MISC: "German", "Brazilian"), from the entities' offsets in `text` and the replacements."""
+    rewritten = sorted((e for e in entities if e.redacted), key=lambda e: e.start)
+    shifts: list[tuple[int, int]] = []   # (original end, shift after it)
+    shift = 0
+    for entity, replacement in zip(rewritten, sorted(replacements, key=lambda r: r.start)):
+        shift += (replacement.end - replacement.start) - (entity.end - entity.start)
+        shifts.append((entity.end, shift))
+    ends = [end for end, _ in shifts]
+    out = []
+    for entity in entities:
+        if entity.redacted or entity.propagated:
+            continue
+        surface = text[entity.start:entity.end]
+        if not surface.isalpha():
+            continue
+        i = bisect.bisect_right(ends, entity.start) - 1
+        moved = shifts[i][1] if i >= 0 else 0
+        out.append((entity.start + moved, entity.end + moved))
+    return sorted(out)
 
 
 # ------------------------------------------------------------------ scripts without case

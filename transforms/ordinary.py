@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import bisect
-import importlib
 import re
 import unicodedata
 from dataclasses import replace
@@ -119,12 +118,12 @@ _DIGIT_NEAR_RE = re.compile(r"\d")
 @lru_cache(maxsize=None)
 def stop_words(language: str = "en") -> frozenset[str]:
     """spaCy's stop words of English and of `language` (when spaCy has them), lowercased."""
+    from larvatus.transforms.lexicon import stop_words_of
+
     words: set[str] = set()
     for code in {"en", language}:
-        if code not in STOP_WORD_LANGUAGES:
-            continue
-        module = importlib.import_module(f"spacy.lang.{code}.stop_words")
-        words |= {w.lower() for w in module.STOP_WORDS}
+        if code in STOP_WORD_LANGUAGES:
+            words |= stop_words_of(code)
     return frozenset(words)
 
 
@@ -235,8 +234,15 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
     if first < last and _bare(matches[0].group()) in _DEGREES:
         # "BSc Economics": a qualification, up to a comma ("BSc Economics, University of Leeds")
         first = next((i + 1 for i in range(last) if matches[i].group() == ","), last)
+    # A sure span written in capitals is a dateline's or heading's name ("BUENOS AIRES"), whose
+    # words are never greetings.
+    capitals = not weak and last - first > 1 and text[span.start:span.end].isupper()
+
     def trimmable(index: int, leading: bool) -> bool:
-        return _edge_trimmable(matches[index].group(), weak, leading, language, span.label)
+        word = matches[index].group()
+        if capitals and _bare(word) in _listed()[0]:
+            return False
+        return _edge_trimmable(word, weak, leading, language, span.label)
 
     if first < last and _is_unit(text, matches[0]):
         first += 1   # "37.6 C." (then "Chest X-ray")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Optional, Sequence
 
@@ -111,6 +111,13 @@ def word_predictions(
     return labels, scores
 
 
+# A span the model types as a kept type (MISC, when not redacted) is hidden only when the
+# redacted types together hold at least this share of a word's probability: a real case that
+# it names a person, place or organisation, not the recall-first threshold's few per cent
+# ("iPhone", "Windows 11", "Parmesan" stay).
+OUTSIDE_TYPE_EVIDENCE = 0.5
+
+
 @dataclass(frozen=True)
 class RedactionDecision:
     """Recall-first: a span is redacted when its decision score (the largest summed
@@ -141,8 +148,14 @@ class RedactionDecision:
     def lowest(self) -> float:
         return min([self.threshold] + [v for _, v in self.label_thresholds])
 
+    def bar_for(self, label: str) -> float:
+        """What a span of `label` must reach to be hidden: its threshold, and for a type the
+        options keep (MISC by default) at least `OUTSIDE_TYPE_EVIDENCE`."""
+        threshold = self.threshold_for(label)
+        return threshold if label in self.types else max(threshold, OUTSIDE_TYPE_EVIDENCE)
+
     def decides(self, label: str, decision_score: float) -> bool:
-        return decision_score >= self.threshold_for(label) - 1e-6
+        return decision_score >= self.bar_for(label) - 1e-6
 
 
 def redacted_mass(probs: np.ndarray, scheme: LabelScheme, types: frozenset[str]) -> np.ndarray:
@@ -428,13 +441,36 @@ def realign(
         return ()
     firsts, lasts, entities = zip(*runs)
     first_words, end_words = np.array(firsts, dtype=np.int64), np.array(lasts, dtype=np.int64)
-    thresholds = {entity: decision.threshold_for(entity) - 1e-6 for entity in set(entities)}
-    return tuple([
+    thresholds = {entity: decision.bar_for(entity) - 1e-6 for entity in set(entities)}
+    spans = [
         EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided)
         for start, end, entity, score, decided in zip(
             [starts[first] for first in firsts], [ends[last - 1] for last in lasts], entities,
             _span_means(scores, first_words, end_words), _span_maxima(mass, first_words, end_words))
-        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None])
+        if text[start:start + 1].isalnum() or _ALNUM.search(text, start, end) is not None]
+    if any(s.redacted and s.label not in decision.types for s in spans):
+        spans = _as_names(spans, probs, scheme, decision.types, starts, ends)
+    return tuple(spans)
+
+
+def _as_names(spans: list[EntitySpan], probs: np.ndarray, scheme: LabelScheme,
+              types: frozenset[str], starts: Sequence[int], ends: Sequence[int]) -> list[EntitySpan]:
+    """Spans of a kept type (MISC) that made their case to be hidden (`OUTSIDE_TYPE_EVIDENCE`),
+    relabelled as the redacted type holding most of their words' probability: what is hidden
+    is hidden as a name, place or organisation, never under a label the options keep."""
+    names = sorted(types & set(scheme.entity_types))
+    columns = {name: [i for i, tag in enumerate(scheme.tags) if tag.entity == name]
+               for name in names}
+    out = []
+    for span in spans:
+        if span.redacted and span.label not in types and names:
+            first = bisect_left(starts, span.start)
+            last = bisect_left(ends, span.end) + 1
+            words = probs[first:last]
+            best = max(names, key=lambda name: float(words[:, columns[name]].sum()))
+            span = replace(span, label=best)
+        out.append(span)
+    return out
 
 
 class _Words:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from larvatus.transforms.chars import normalize_surface
+from larvatus.transforms.edges import settle_edges
 from larvatus.transforms.names import apply_name_rules
 from larvatus.transforms.ordinary import OWN_EVIDENCE, looks_like_name, refine_spans
 from larvatus.transforms.recognizers.base import keep_disjoint
@@ -460,14 +461,15 @@ def redact(
     """Detected spans to final entities and redacted text.
 
     Model spans lose the ordinary words at their edges first (`refine_spans`, with the
-    stop words of `language`); always-redact terms join them, keep terms are cut out last.
+    stop words of `language`, then `settle_edges`: openers, labels, other languages' common
+    words); always-redact terms join them, keep terms are cut out last.
     Returns the resolved entities (propagated mentions included; `redacted`
     set on exactly those that were replaced), the redacted text and the
     replacements.
     """
     text = segmented.document.text
     terms = term_spans(text, policy.always_redact)
-    spans = refine_spans(text, spans, language)
+    spans = settle_edges(text, refine_spans(text, spans, language), language)
     if terms:
         spans = tuple(s for s in spans if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)

@@ -12,6 +12,7 @@ from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence, Unio
 from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
 from larvatus.transforms import language as language_lib
+from larvatus.transforms import lexicon
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
 from larvatus.transforms import segment as segment_lib
@@ -222,6 +223,7 @@ class Redact(Stage):
 
     def setup(self):
         language_lib.load_model()   # once per worker, not inside the first document's time
+        lexicon.load()              # every language's common words, likewise
         try:
             self._loaded = self._policy.with_key(self._read_file)
         except SecretKeyError as error:

@@ -5,6 +5,7 @@ import collections
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -98,3 +99,23 @@ KNOWN_NAMES = [
     "Kwame Asante", "Fatima Begum", "Naeem Hassan", "Tromsø", "Nairobi", "São Paulo", "Łódź",
     "Reykjavík", "International Monetary Fund",
 ]
+
+
+@pytest.mark.slow
+def test_misc_is_kept_in_the_sample_and_the_report_and_show_say_so(sample_run):
+    """The default labels keep MISC: no [MISC] placeholder, no hidden MISC entity, and the
+    report's table and `show` both list MISC as kept."""
+    from larvatus import report as report_module, show as show_module
+
+    output, _ = sample_run
+    files = glob.glob(str(output / "annotations" / "annotations-*.parquet"))
+    rows = [row for f in files for row in pq.read_table(f).to_pylist()]
+    assert not any("[MISC]" in row["redacted_text"] for row in rows)
+    assert not any(e["redacted"] for row in rows for e in row["entities"] if e["label"] == "MISC")
+    assert any(e["label"] == "MISC" for row in rows for e in row["entities"])
+    shown = show_module.show(str(output))
+    kept_line = next(line for line in shown.splitlines() if line.startswith("hidden (in"))
+    assert "kept as written: MISC" in kept_line and "MISC" not in kept_line.split(";")[0]
+    page = report_module.build_report(str(output))
+    assert re.search(r"<td>MISC</td><td class=\"n\">[\d,]+</td><td>no</td>", page)
+    assert "never as [MISC]" in page

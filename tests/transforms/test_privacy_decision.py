@@ -41,13 +41,31 @@ def test_argmax_alone_leaves_an_org_mistaken_for_misc():
     assert (span.label, span.redacted) == ("MISC", False)
 
 
-def test_recall_first_redacts_it_and_keeps_the_argmax_label():
+def test_a_misc_span_without_a_real_case_for_a_name_is_kept():
+    # 0.40 on ORG passes the recall-first threshold, but MISC is a kept type: the redacted
+    # types must hold half the probability before a MISC span is hidden.
     decision = RedactionDecision(frozenset({"PER", "ORG"}), threshold=0.3)
     [span] = realign(NHL, NHL_PROBS, SCHEME, decision=decision)
-    assert (span.start, span.end, span.label, span.redacted) == (0, 3, "MISC", True)
+    assert (span.start, span.end, span.label, span.redacted) == (0, 3, "MISC", False)
     policy = RedactionPolicy(frozenset({"PER", "ORG"}))
     entities, text, _ = redact(NHL.segmented, [span], policy)
-    assert text == "[MISC] said" and entities[0].redacted
+    assert text == "NHL said" and not entities[0].redacted
+
+
+def test_a_misc_span_with_a_real_case_is_hidden_as_the_likeliest_name_type():
+    probs = [_probs([{"B-MISC": 0.42, "B-ORG": 0.33, "B-PER": 0.22}, {"B-PER": 0.01}])]
+    decision = RedactionDecision(frozenset({"PER", "ORG"}), threshold=0.3)
+    [span] = realign(NHL, probs, SCHEME, decision=decision)
+    assert (span.start, span.end, span.label, span.redacted) == (0, 3, "ORG", True)
+    policy = RedactionPolicy(frozenset({"PER", "ORG"}))
+    entities, text, _ = redact(NHL.segmented, [span], policy)
+    assert text == "[ORG] said" and entities[0].redacted
+
+
+def test_misc_among_the_redacted_types_is_hidden_at_the_threshold():
+    decision = RedactionDecision(frozenset({"PER", "ORG", "MISC"}), threshold=0.3)
+    [span] = realign(NHL, NHL_PROBS, SCHEME, decision=decision)
+    assert (span.label, span.redacted) == ("MISC", True)
 
 
 def test_threshold_above_the_mass_keeps_argmax_behaviour():

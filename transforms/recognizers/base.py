@@ -205,9 +205,21 @@ def longest_number(text: str) -> int:
 
 
 def cue_pattern(words: str) -> re.Pattern:
-    """Any of the `|`-separated cue words (each starting with a letter), whole, in any case."""
+    """Any of the `|`-separated cue words (each starting with a letter), whole, in any case;
+    every cue pattern made is also what `is_cue_word` reads."""
     initials = "".join(sorted({w[0].lower() + w[0].upper() for w in words.split("|")}))
-    return re.compile(rf"(?=[{initials}])(?<![^\W_])(?:{words})(?![^\W_])", re.IGNORECASE)
+    pattern = re.compile(rf"(?=[{initials}])(?<![^\W_])(?:{words})(?![^\W_])", re.IGNORECASE)
+    _CUE_PATTERNS.append(pattern)
+    return pattern
+
+
+_CUE_PATTERNS: list[re.Pattern] = []
+
+
+def is_cue_word(surface: str) -> bool:
+    """Whether `surface` is, whole, one of the recognizers' cue words ("Mobile", "Aadhaar",
+    "Kennzeichen", "Badge"): the label of a value the recognizers read, not a name."""
+    return any(p.fullmatch(surface) for p in _CUE_PATTERNS)
 
 
 def count_digits(text: str) -> int:

@@ -393,6 +393,7 @@ _CODE_CUES = (
     r"docket|invoice|order|ticket|policy|member(?:ship)?|customer|client|record|registration|"
     r"reg\.?|booking|reservation|contract|matter|complaint|appeal|petition|passport|"
     r"licen[cs]e|employee|staff|student|badge|action|id")
+cue_pattern(_CODE_CUES)   # the CODE cue words, for `is_cue_word`
 _CODE_CONNECTORS = r"no\.?|nr\.?|n[°º]\.?|num(?:ber)?\.?|id\.?|ref(?:erence)?\.?|code"
 _CODE_RE = re.compile(
     rf"(?=[A-FILMOPRSTa-filmoprst])(?<![\w-])(?:{_CODE_CUES})(?!\w)"
