@@ -13,7 +13,8 @@ import pytest
 
 from larvatus import preflight
 from larvatus.options import OptionsError, job_parser
-from larvatus.transforms import formats, stages
+from larvatus import beam_stages
+from larvatus.transforms import formats
 from larvatus.transforms.formats import FORMATS, FieldSample, InputFormat
 from larvatus.transforms.records import DeadLetter, Document
 
@@ -134,8 +135,8 @@ def test_the_field_check_and_the_reader_stage_follow_the_table(with_lines, tmp_p
     preflight.check_fields(files, "auto", None, "line")
     from apache_beam.io.fileio import ReadableFile
 
-    stage = stages.ReadRecords("auto", "id", "text", 100, base=str(tmp_path))
-    assert isinstance(stage, stages.Stage)
+    stage = beam_stages.ReadRecords("auto", "id", "text", 100, base=str(tmp_path))
+    assert isinstance(stage, beam_stages.StreamStage)
     outputs = [getattr(out, "value", out) for out in stage.process(ReadableFile(files[0]))]
     assert [d.text for d in outputs[:2]] == ["one", "two"]
     [letter] = outputs[2:]   # the template ends the file with one dead letter, no text in it
