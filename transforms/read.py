@@ -9,6 +9,7 @@ import json
 import os
 import re
 import stat
+import sys
 from dataclasses import replace
 from typing import IO, Any, Callable, Iterator, Optional, Sequence, Union
 
@@ -430,7 +431,7 @@ _LINE_ENDS = ("\n", "\r")
 def delimited_record_limit(max_chars: int) -> int:
     """The longest CSV/TSV row (characters, line breaks included) that can hold a text of
     `max_chars` characters: 2 a character (every quote doubled) and 16 Mi for the rest."""
-    return 2 * (max_chars + 1) + DELIMITED_RECORD_SLACK
+    return min(2 * (max_chars + 1) + DELIMITED_RECORD_SLACK, sys.maxsize - 1)
 
 
 def _undecoded_at(value: Any) -> Optional[int]:
