@@ -499,7 +499,8 @@ def _lenient_fields(line: str, delimiter: str) -> list[str]:
 
 
 class _Rows:
-    """The rows of a CSV/TSV stream, each as (its fields, None) or (None, a DeadLetter maker).
+    """The rows of a CSV/TSV stream: (fields, None) for a row, ([], None) for a blank line,
+    (the fields before the break, (reason, detail)) for a malformed or overlong row.
 
     CSV quotes may join physical lines into one row; TSV has no quoting (IANA
     text/tab-separated-values: a quote is text), so a row is a line. A row that is malformed
@@ -513,34 +514,38 @@ class _Rows:
         self._delimiter = delimiter
         self._quoting = quoting
         self._limit = limit
+        self._taken: list = []   # the physical lines of the row being read
+        self._size = 0           # and their length
 
-    def _feed(self, taken: list) -> Iterator[str]:
-        size = 0
+    def _feed(self) -> Iterator[str]:
+        """The physical lines for the reader, each noted in the current row's `_taken`."""
         while True:
             line = self._lines.next()
-            if line is _OVERLONG or not line:
-                if line is _OVERLONG:
-                    taken.append(line)
-                    raise _RowTooLong()
+            if line is _OVERLONG:
+                self._taken.append(line)
+                raise _RowTooLong()
+            if not line:
                 return
-            taken.append(line)
-            size += len(line)
-            if size > self._limit:
+            self._taken.append(line)
+            self._size += len(line)
+            if self._size > self._limit:
                 raise _RowTooLong()
             yield line
 
     def __iter__(self) -> Iterator[tuple[list[str], Optional[tuple[str, str]]]]:
         quoting = csv.QUOTE_MINIMAL if self._quoting else csv.QUOTE_NONE
+        reader = None
         while True:
-            taken: list = []
-            reader = csv.reader(self._feed(taken), delimiter=self._delimiter,
-                                quoting=quoting, strict=True)
+            if reader is None:   # at the start, and afresh after a broken row
+                reader = csv.reader(self._feed(), delimiter=self._delimiter, quoting=quoting,
+                                    strict=True)
+            self._taken, self._size = [], 0
             try:
                 fields = next(reader)
             except StopIteration:
                 return
             except _RowTooLong:
-                if len(taken) == 1:
+                if len(self._taken) == 1:
                     fields, problem = [], (Reason.TOO_LARGE.value,
                                            f"row of more than {self._limit} characters")
                 else:
@@ -554,8 +559,9 @@ class _Rows:
             else:
                 yield fields, None
                 continue
-            first = taken[0]
-            self._lines.read_again(taken[1:])
+            reader = None
+            first = self._taken[0]
+            self._lines.read_again(self._taken[1:])
             if fields is None:   # the fields before the broken one, for the row's id
                 fields = [] if first is _OVERLONG else _lenient_fields(first, self._delimiter)[:-1]
             yield fields, problem
