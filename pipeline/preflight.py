@@ -24,6 +24,7 @@ from larvatus.transforms.read import (
 )
 
 MAX_FIELDS_LISTED = 30
+FOLDER_FILES_LOOKED_AT = 1000   # files of a folder given as --input looked at for its hint
 FILES_TRIED = 5             # files of a format tried for a readable sample
 
 LOG = logging.getLogger(__name__)
@@ -45,10 +46,11 @@ def input_files(pattern: str) -> list:
 
 def folder_hint(folder: str) -> str:
     """The error for an --input that names a folder, with a file pattern that works as
-    printed: `**` (zero or more folders) and the most common input suffix found under it,
-    quoted for the shell."""
+    printed: `**` (zero or more folders) and the most common input suffix among its first
+    files, quoted for the shell."""
     counts: dict[str, int] = {}
-    for metadata in input_files(join(folder, "**", "*")):
+    listed = FileSystems.match([join(folder, "**")], limits=[FOLDER_FILES_LOOKED_AT])
+    for metadata in listed[0].metadata_list:
         suffix = _input_suffix(metadata.path)
         if suffix:
             counts[suffix] = counts.get(suffix, 0) + 1

@@ -1,8 +1,6 @@
 """The input formats, one record each: extensions, reader, field sample and id rule, from which the rest derives."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterator, Mapping, Optional, Sequence
@@ -156,43 +154,24 @@ def printable(name: str) -> str:
 
 
 UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+# The same two bytes as the readers decode them (UTF-8 with surrogateescape)
+_UTF16_MARKS_DECODED = tuple(mark.decode("utf-8", "surrogateescape") for mark in UTF16_MARKS)
 
 
 def _header_sample(delimiter: str, quoting: bool) -> Sampler:
     def sample(handle: IO[bytes], path: str) -> Optional[FieldSample]:
         # The header row as the job reads it, never more than SAMPLE_BYTES of it.
-        start = handle.read(2)
-        if start in UTF16_MARKS:
-            return None   # refused at start as UTF-16 (_refuse_utf16)
-        handle = io.BufferedReader(_Prefixed(start, handle))
-        rows = read_lib.delimited_rows(handle, delimiter, quoting, SAMPLE_BYTES)
-        for fields, problem in rows:
+        for fields, problem in read_lib.delimited_rows(handle, delimiter, quoting, SAMPLE_BYTES):
             if problem is not None:
                 return None   # the job dead-letters the file (its header cannot be read)
+            if fields and fields[0].startswith(_UTF16_MARKS_DECODED):
+                return None   # refused at start as UTF-16 (_refuse_utf16)
             if fields:
                 repeated = frozenset(name for name in fields if fields.count(name) > 1)
                 return FieldSample(frozenset(fields), f"is not a column of {path}; its header "
                                                       f"names", repeated=repeated)
         return None
     return sample
-
-
-class _Prefixed(io.RawIOBase):
-    """Bytes already read from a stream, then the rest of the stream."""
-
-    def __init__(self, prefix: bytes, rest: IO[bytes]):
-        super().__init__()
-        self._prefix = prefix
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self._prefix[:len(buffer)] if self._prefix else self._rest.read(len(buffer))
-        self._prefix = self._prefix[len(data):] if self._prefix else b""
-        buffer[:len(data)] = data
-        return len(data)
 
 
 def _sample_parquet(handle: IO[bytes], path: str) -> Optional[FieldSample]:
