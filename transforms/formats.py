@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterator, Mapping, Optional, Sequence
 
-from larvatus.transforms import read as read_lib
+from larvatus.transforms import delimited, read as read_lib
 from larvatus.transforms.read import DEFAULT_MAX_CHARS, ParseResult
 
 SAMPLE_RECORDS = 100        # JSONL records looked at before starting
@@ -90,14 +90,14 @@ def _read_jsonl(handle: IO[bytes], source: str, fields: RecordFields):
 
 
 def _read_csv(handle: IO[bytes], source: str, fields: RecordFields):
-    return read_lib.read_delimited(handle, source, ",", fields.id_field, fields.text_field,
+    return delimited.read_delimited(handle, source, ",", fields.id_field, fields.text_field,
                                    fields.max_chars, fields.keep_fields)
 
 
 def _read_tsv(handle: IO[bytes], source: str, fields: RecordFields):
     # IANA text/tab-separated-values: no quoting, a row a line; a quote is text, as corpora
     # quote speech far more often than a TSV writer quotes fields.
-    return read_lib.read_delimited(handle, source, "\t", fields.id_field, fields.text_field,
+    return delimited.read_delimited(handle, source, "\t", fields.id_field, fields.text_field,
                                    fields.max_chars, fields.keep_fields, quoting=False)
 
 
@@ -161,7 +161,7 @@ _UTF16_MARKS_DECODED = tuple(mark.decode("utf-8", "surrogateescape") for mark in
 def _header_sample(delimiter: str, quoting: bool) -> Sampler:
     def sample(handle: IO[bytes], path: str) -> Optional[FieldSample]:
         # The header row as the job reads it, never more than SAMPLE_BYTES of it.
-        for fields, problem in read_lib.delimited_rows(handle, delimiter, quoting, SAMPLE_BYTES):
+        for fields, problem in delimited.delimited_rows(handle, delimiter, quoting, SAMPLE_BYTES):
             if problem is not None:
                 return None   # the job dead-letters the file (its header cannot be read)
             if fields and fields[0].startswith(_UTF16_MARKS_DECODED):

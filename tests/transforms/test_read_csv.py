@@ -111,7 +111,7 @@ def test_a_header_naming_the_text_column_twice_dead_letters_each_row():
 
 
 def test_an_overlong_row_is_skipped_unread_and_the_next_rows_read():
-    from larvatus.transforms.read import delimited_record_limit
+    from larvatus.transforms.delimited import delimited_record_limit
 
     limit = delimited_record_limit(10)
     data = b"id,text\nr1," + b"a" * (limit + 10) + b"\nr2,ok\n"
