@@ -6,13 +6,12 @@ from typing import Optional
 
 import apache_beam as beam
 from apache_beam.io import fileio
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from apache_beam.options.value_provider import StaticValueProvider
 
 from larvatus.models.beam_handler import OnnxTokenClassifierHandler
 from larvatus.models.model_dir import ModelSpec
-from larvatus import beam_stages, remote, schemas
+from larvatus import beam_stages, preflight, remote, schemas
 from larvatus.key_files import read_secret_file
 from larvatus.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
@@ -186,7 +185,7 @@ class MatchInput(beam.DoFn):
         remote.check_stores(self._paths, self._store, side="worker")
 
     def process(self, pattern: str):
-        yield from FileSystems.match([pattern])[0].metadata_list
+        yield from preflight.input_files(pattern)   # `**/` as zero or more folders
 
 
 class StorePath(StaticValueProvider):

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
+import shlex
 from typing import IO, Any, Callable, Optional, Sequence
 
 from apache_beam.io.filesystem import CompressionTypes
@@ -17,17 +19,85 @@ from larvatus.transforms import formats
 from larvatus.transforms.formats import (  # noqa: F401 (SAMPLE_RECORDS: how far the check reads)
     SAMPLE_RECORDS, FieldSample, format_for_path, jsonl_field_counts,
 )
-from larvatus.transforms.read import open_decompressed, special_file_kind
+from larvatus.transforms.read import (
+    COMPRESSION_SUFFIXES, input_base, open_decompressed, special_file_kind,
+)
 
 MAX_FIELDS_LISTED = 30
+FOLDER_FILES_LOOKED_AT = 1000   # files of a folder given as --input looked at for its hint
 FILES_TRIED = 5             # files of a format tried for a readable sample
 
 LOG = logging.getLogger(__name__)
+_GLOB_CHARS = "*?["
 
 
 def input_files(pattern: str) -> list:
-    """The files `pattern` matches (Beam FileMetadata: path, size_in_bytes)."""
-    return list(FileSystems.match([pattern])[0].metadata_list)
+    """The files `pattern` matches (Beam FileMetadata: path, size_in_bytes), as `glob_matches`
+    reads it: `**/` is zero or more folders, as in shells and pathlib (Beam's own match
+    needs one at least), so `data/**/*.txt` matches `data/a.txt` too. The launcher and the
+    job's workers both match through here."""
+    if "**" not in pattern:
+        return list(FileSystems.match([pattern])[0].metadata_list)
+    # Beam's `**` is any characters, `/` included: a pattern without the "/" after each
+    # `**` matches a superset of the files, which the pattern itself then picks from.
+    broad = FileSystems.match([pattern.replace("**/", "**")])[0].metadata_list
+    return [metadata for metadata in broad if glob_matches(pattern, metadata.path)]
+
+
+def folder_hint(folder: str) -> str:
+    """The error for an --input that names a folder, with a file pattern that works as
+    printed: `**` (zero or more folders) and the most common input suffix among its first
+    files, quoted for the shell."""
+    counts: dict[str, int] = {}
+    listed = FileSystems.match([join(folder, "**")], limits=[FOLDER_FILES_LOOKED_AT])
+    for metadata in listed[0].metadata_list:
+        suffix = _input_suffix(metadata.path)
+        if suffix:
+            counts[suffix] = counts.get(suffix, 0) + 1
+    if not counts:
+        return f"--input {folder} is a folder with no file of a known input format in it; " \
+               f"give a file pattern such as {shlex.quote(join(folder, '**', '*.jsonl'))}"
+    suffix = max(sorted(counts), key=counts.get)
+    return (f"--input {folder} is a folder; give a file pattern, such as "
+            f"--input {shlex.quote(join(folder, '**', '*' + suffix))} (every {suffix} file in "
+            f"it and its subfolders)")
+
+
+def _input_suffix(path: str) -> str:
+    """A file's format suffix with its compression suffix (".jsonl", ".csv.gz"), or "" when
+    its name names no input format."""
+    name = path.rsplit("/", 1)[-1].lower()
+    compression = next((s for s in COMPRESSION_SUFFIXES if name.endswith(s)), "")
+    name = name[: len(name) - len(compression)]
+    for fmt in formats.FORMATS:
+        for extension in fmt.extensions:
+            if name.endswith(extension) and len(name) > len(extension):
+                return extension + compression
+    return ""
+
+
+def check_matched(pattern: str, files: Sequence) -> None:
+    """Refuses matched files that a run must not read silently: symbolic links that lead out
+    of the input's base folder (a link planted in a shared folder would read any file the
+    user can); reports empty files, and refuses an input of empty files only."""
+    base = input_base(pattern)
+    if base and "://" not in pattern and any(c in pattern for c in _GLOB_CHARS):
+        inside = os.path.realpath(base).rstrip("/") + "/"
+        outside = [m.path for m in files if not os.path.realpath(m.path).startswith(inside)
+                   and special_file_kind(m.path) is None]   # FIFOs, devices: dead letters
+        if outside:
+            raise OptionsError(
+                f"--input {pattern} matches {len(outside)} symbolic link(s) that lead out of "
+                f"its folder {base} (such as {outside[0]}); Larvatus does not follow them: "
+                f"give their targets' folder as --input, or copy the files in")
+    empty = [m.path for m in files if getattr(m, "size_in_bytes", None) == 0]
+    if empty and len(empty) == len(files):
+        raise OptionsError(
+            f"--input {pattern} matches only empty files ({len(empty)}, such as {empty[0]}): "
+            f"there is nothing to annotate")
+    if empty:
+        LOG.warning("%d of the %d input files are empty (0 bytes) and hold no document, "
+                    "such as %s", len(empty), len(files), empty[0])
 
 
 def glob_matches(pattern: str, path: str) -> bool:
@@ -78,7 +148,7 @@ def total_bytes(files: Sequence) -> Optional[int]:
 
 
 def _fields_text(fields) -> str:
-    names = sorted(fields)
+    names = sorted(formats.printable(name) for name in fields)
     shown = ", ".join(names[:MAX_FIELDS_LISTED])
     more = f" and {len(names) - MAX_FIELDS_LISTED} more" if len(names) > MAX_FIELDS_LISTED else ""
     return (shown + more) if names else "(none)"
@@ -169,6 +239,9 @@ def _check_sample(path: str, sample: FieldSample, wanted: Sequence[tuple[str, st
         if name not in sample.names:
             raise OptionsError(f"{option} {name!r} {sample.absent}: "
                                f"{_fields_text(sample.names)}. Pass {option} with one of them.")
+        if name in sample.repeated:
+            raise OptionsError(f"{option} {name!r}: the header of {path} names it more than "
+                               f"once, so which column to read is ambiguous; rename one of them")
     text_type = sample.types.get(text_field, "string")
     if not ("string" in text_type or "binary" in text_type):
         raise OptionsError(
@@ -198,4 +271,9 @@ def check_fields(files: Sequence, input_format: str, id_field: Optional[str],
         if sample:
             _check_sample(path, sample, wanted, text_field)
             seen_anywhere |= sample.names
+            repeated = [name for name in keep_fields if name in sample.repeated]
+            if repeated:
+                raise OptionsError(
+                    f"--keep-fields {repeated[0]!r}: the header of {path} names it more than "
+                    f"once, so which column to keep is ambiguous; rename one of them")
     _check_kept(keep_fields, seen_anywhere)

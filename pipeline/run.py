@@ -46,9 +46,7 @@ def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) 
     the fields named, and an id field that is not the text. Returns the --keep-fields."""
     if (storage.is_local(input_pattern) or not any(c in input_pattern for c in "*?[")) \
             and storage.is_folder(input_pattern):
-        raise OptionsError(
-            f"--input {options.input} is a folder; give a file pattern such as "
-            f"{join(options.input, '*.jsonl')} or {join(options.input, '**', '*.txt')}")
+        raise OptionsError(preflight.folder_hint(options.input))
     if options.id_field == options.text_field:
         raise OptionsError(
             f"--id-field and --text-field both name {options.text_field!r}: every id would be "
@@ -57,6 +55,7 @@ def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) 
     if not files:
         raise OptionsError(f"--input {options.input!r} matches no file")
     preflight.check_output_outside_input(input_pattern, files, output_dir)
+    preflight.check_matched(input_pattern, files)
     keep_fields = resolve_keep_fields(options.keep_fields, options.text_field)
     preflight.check_fields(
         files, options.input_format,

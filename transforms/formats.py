@@ -1,13 +1,11 @@
 """The input formats, one record each: extensions, reader, field sample and id rule, from which the rest derives."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterator, Mapping, Optional, Sequence
 
-from larvatus.transforms import read as read_lib
+from larvatus.transforms import delimited, read as read_lib
 from larvatus.transforms.read import DEFAULT_MAX_CHARS, ParseResult
 
 SAMPLE_RECORDS = 100        # JSONL records looked at before starting
@@ -35,6 +33,7 @@ class FieldSample:
     names: frozenset[str]
     absent: str
     types: Mapping[str, str] = field(default_factory=dict)
+    repeated: frozenset[str] = frozenset()   # names the header gives more than one column
 
 
 Reader = Callable[[IO[bytes], str, RecordFields], Iterator[Optional[ParseResult]]]
@@ -91,13 +90,15 @@ def _read_jsonl(handle: IO[bytes], source: str, fields: RecordFields):
 
 
 def _read_csv(handle: IO[bytes], source: str, fields: RecordFields):
-    return read_lib.read_delimited(handle, source, ",", fields.id_field, fields.text_field,
+    return delimited.read_delimited(handle, source, ",", fields.id_field, fields.text_field,
                                    fields.max_chars, fields.keep_fields)
 
 
 def _read_tsv(handle: IO[bytes], source: str, fields: RecordFields):
-    return read_lib.read_delimited(handle, source, "\t", fields.id_field, fields.text_field,
-                                   fields.max_chars, fields.keep_fields)
+    # IANA text/tab-separated-values: no quoting, a row a line; a quote is text, as corpora
+    # quote speech far more often than a TSV writer quotes fields.
+    return delimited.read_delimited(handle, source, "\t", fields.id_field, fields.text_field,
+                                   fields.max_chars, fields.keep_fields, quoting=False)
 
 
 def _read_text(handle: IO[bytes], source: str, fields: RecordFields):
@@ -146,13 +147,30 @@ def _sample_jsonl(handle: IO[bytes], path: str) -> Optional[FieldSample]:
                                         f"their fields")
 
 
-def _header_sample(delimiter: str) -> Sampler:
+def printable(name: str) -> str:
+    """A field name as messages print it: control characters, NULs and bytes that were not
+    UTF-8 escaped (\\x00, \\udcff), so that a header never writes raw bytes to a terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+
+
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+# The same two bytes as the readers decode them (UTF-8 with surrogateescape)
+_UTF16_MARKS_DECODED = tuple(mark.decode("utf-8", "surrogateescape") for mark in UTF16_MARKS)
+
+
+def _header_sample(delimiter: str, quoting: bool) -> Sampler:
     def sample(handle: IO[bytes], path: str) -> Optional[FieldSample]:
-        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="")
-        header = next(csv.reader(text, delimiter=delimiter), [])
-        if not header:
-            return None
-        return FieldSample(frozenset(header), f"is not a column of {path}; its header names")
+        # The header row as the job reads it, never more than SAMPLE_BYTES of it.
+        for fields, problem in delimited.delimited_rows(handle, delimiter, quoting, SAMPLE_BYTES):
+            if problem is not None:
+                return None   # the job dead-letters the file (its header cannot be read)
+            if fields and fields[0].startswith(_UTF16_MARKS_DECODED):
+                return None   # refused at start as UTF-16 (_refuse_utf16)
+            if fields:
+                repeated = frozenset(name for name in fields if fields.count(name) > 1)
+                return FieldSample(frozenset(fields), f"is not a column of {path}; its header "
+                                                      f"names", repeated=repeated)
+        return None
     return sample
 
 
@@ -174,13 +192,21 @@ def _refuse_json_array(handle: IO[bytes], path: str) -> Optional[str]:
             f"jq -c '.[]' {path} > records.jsonl")
 
 
+def _refuse_utf16(handle: IO[bytes], path: str) -> Optional[str]:
+    start = handle.read(2)
+    if start not in UTF16_MARKS:
+        return None
+    return (f"{path} is UTF-16 (it starts with a UTF-16 byte-order mark), but Larvatus reads "
+            f"UTF-8; convert it, e.g. with: iconv -f UTF-16 -t UTF-8 {path} > utf8-copy")
+
+
 FORMATS: tuple[InputFormat, ...] = (
     InputFormat("jsonl", (".jsonl", ".json", ".ndjson"), "one JSON object a line", _read_jsonl,
                 _sample_jsonl, refuse=_refuse_json_array),
-    InputFormat("csv", (".csv",), "one document a row, with a header row", _read_csv,
-                _header_sample(",")),
-    InputFormat("tsv", (".tsv", ".tab"), "one document a row, with a header row", _read_tsv,
-                _header_sample("\t")),
+    InputFormat("csv", (".csv",), "one document a row, with a header row; quoted fields may "
+                "span lines", _read_csv, _header_sample(",", True), refuse=_refuse_utf16),
+    InputFormat("tsv", (".tsv", ".tab"), "one document a row (a line), with a header row; no "
+                "quoting", _read_tsv, _header_sample("\t", False), refuse=_refuse_utf16),
     InputFormat("text", (".txt", ".text"), "one document a file (id = path)", _read_text,
                 ids_from_path=True),
     InputFormat("parquet", (".parquet", ".pq"), "one document a row", _read_parquet,

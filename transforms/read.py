@@ -1,13 +1,11 @@
 """Turn raw input records (JSONL lines, CSV/TSV rows, text files, Parquet rows) into Documents or DeadLetters."""
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
 import io
 import json
 import os
-import re
 import stat
 from dataclasses import replace
 from typing import IO, Any, Callable, Iterator, Optional, Sequence, Union
@@ -418,52 +416,6 @@ def read_parquet(
             yield parse_row(row, f"{path}#row={row_number}", id_field, text_field, max_chars,
                             keep_fields)
             row_number += 1
-
-
-_UNDECODED = re.compile("[\udc80-\udcff]")   # bytes that were not UTF-8 (surrogateescape)
-
-
-def parse_csv_row(row: dict[str, Any], source: str, id_field: str, text_field: str,
-                  max_chars: int = DEFAULT_MAX_CHARS,
-                  keep_fields: Sequence[str] = ()) -> ParseResult:
-    """One CSV/TSV row (a dict by header, values decoded with surrogateescape) -> a Document."""
-    for value in (row.get(id_field), row.get(text_field)):
-        bad = _UNDECODED.search(value) if isinstance(value, str) else None
-        if bad:
-            return DeadLetter(source, Reason.INVALID_UTF8,
-                              f"invalid UTF-8 at character {bad.start()} of a field")
-    doc_id = row.get(id_field) or None
-    return with_fields(validate_text(doc_id, row.get(text_field), source, max_chars), row,
-                       keep_fields)
-
-
-def read_delimited(
-    handle: IO[bytes], path: str, delimiter: str, id_field: str, text_field: str,
-    max_chars: int = DEFAULT_MAX_CHARS, keep_fields: Sequence[str] = (),
-) -> Iterator[ParseResult]:
-    """Parses a file of rows split by `delimiter` (CSV, TSV) with a header row (the csv
-    module: quoted fields may hold delimiters, quotes and line breaks); a record's source is
-    `path#row=N` (N from 0)."""
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    limit = max(csv.field_size_limit(), 4 * (max_chars + 1))
-    if csv.field_size_limit() < limit:
-        csv.field_size_limit(limit)   # longer texts are dead-lettered as too_large, not an error
-    reader = csv.DictReader(text, delimiter=delimiter)
-    number = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            yield DeadLetter(f"{path}#row={number}", Reason.TOO_LARGE
-                             if "field larger" in str(error) else Reason.UNREADABLE_FILE,
-                             f"CSV: {str(error)[:80]}")
-            number += 1
-            continue
-        yield parse_csv_row(row, f"{path}#row={number}", id_field, text_field, max_chars,
-                            keep_fields)
-        number += 1
 
 
 _GLOB_CHARS = "*?["

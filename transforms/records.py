@@ -50,6 +50,7 @@ class DeadLetterReason(Vocabulary):
     INVALID_UNICODE = "invalid_unicode"
     TOO_LARGE = "too_large"
     UNREADABLE_FILE = "unreadable_file"
+    MALFORMED_ROW = "malformed_row"
     SEGMENT_ERROR = "segment_error"
     ENCODE_ERROR = "encode_error"
     INFERENCE_ERROR = "inference_error"

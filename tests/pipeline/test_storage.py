@@ -86,7 +86,8 @@ def test_summary_without_metrics_is_not_complete():
 
 def test_a_folder_as_input_is_refused_with_a_glob_hint(tmp_path, rigged_model_dir):
     write_docs(tmp_path / "in" / "a.jsonl")
-    with pytest.raises(OptionsError, match=r"is a folder; give a file pattern such as .*\*\.jsonl"):
+    with pytest.raises(OptionsError, match=r"is a folder; give a file pattern, such as "
+                                           r"--input '.*/in/\*\*/\*\.jsonl'"):
         run(args(tmp_path / "in", tmp_path / "out", rigged_model_dir))
     assert not (tmp_path / "out").exists()
 
@@ -98,8 +99,8 @@ def test_a_folder_on_a_remote_store_as_input_is_refused_with_a_glob_hint(
     monkeypatch.setenv(objectstore.ROOT_ENV, str(tmp_path / "store"))
     write_docs(tmp_path / "store" / "bucket" / "corpus" / "a.jsonl")
     folder = objectstore.PREFIX + "bucket/corpus"
-    with pytest.raises(OptionsError, match=r"is a folder; give a file pattern such as "
-                                           r"larvtest://bucket/corpus/\*\.jsonl"):
+    with pytest.raises(OptionsError, match=r"is a folder; give a file pattern, such as "
+                                           r"--input 'larvtest://bucket/corpus/\*\*/\*\.jsonl'"):
         run(args(folder, tmp_path / "out", rigged_model_dir))
     with pytest.raises(OptionsError, match="is a folder"):
         run(args(folder + "/", tmp_path / "out", rigged_model_dir))

@@ -48,8 +48,125 @@ def test_bad_rows_are_dead_lettered_and_the_next_rows_read():
     results = _read(data, "csv", max_chars=20)
     assert [(r.source, r.reason) if isinstance(r, DeadLetter) else r.text for r in results] == [
         ("f.csv#row=0", "too_large"), ("f.csv#row=1", "invalid_utf8"),
-        ("f.csv#row=2", "missing_text"), "fine", ("f.csv#row=4", "too_large")]
+        ("f.csv#row=2", "malformed_row"), "fine", ("f.csv#row=4", "too_large")]
     assert all("a" * 10 not in r.detail for r in results if isinstance(r, DeadLetter))
+
+
+def _letters(results: list) -> list:
+    return [(r.source, r.reason, r.doc_id) if isinstance(r, DeadLetter) else (r.source, r.text)
+            for r in results if r is not None]
+
+
+LETTER = b"r1,Dear Ms Fitzwilliam, Chidi Okonkwo called from Leeds about the loan,n\n"
+
+
+@pytest.mark.parametrize("keep", [(), ("note",)], ids=["plain", "keep-note"])
+def test_a_row_with_more_fields_than_the_header_is_a_dead_letter_with_its_id(keep):
+    data = b"id,text,note\n" + LETTER + b"r2,fine,n\n"
+    results = list(read_records(io.BytesIO(data), "f.csv", "csv", "id", "text", 1000,
+                                keep_fields=keep))
+    assert _letters(results) == [("f.csv#row=0", "malformed_row", "r1"),
+                                 ("f.csv#row=1", "fine")]
+    assert "4 fields where the header has 3" in results[0].detail
+    assert "Okonkwo" not in results[0].detail and "Leeds" not in results[0].detail
+
+
+def test_a_row_with_fewer_fields_than_the_header_is_a_dead_letter():
+    assert _letters(_read(b"id,text,note\nr1,short\n", "csv")) == [
+        ("f.csv#row=0", "malformed_row", "r1")]
+
+
+def test_an_unbalanced_quote_does_not_swallow_the_rows_after_it():
+    data = b'id,text\nr1,"Chidi never closes this\nr2,Ama Mensah\nr3,Leeds\n'
+    results = _read(data, "csv")
+    assert _letters(results) == [("f.csv#row=0", "malformed_row", "r1"),
+                                 ("f.csv#row=1", "Ama Mensah"), ("f.csv#row=2", "Leeds")]
+    assert "unbalanced quote" in results[0].detail
+
+
+def test_a_quote_closed_lines_later_by_a_stray_character_gives_the_lines_back():
+    data = b'id,text\nr1,"open\nr2,next\nr3,"x" y\nr4,last\n'
+    assert _letters(_read(data, "csv")) == [
+        ("f.csv#row=0", "malformed_row", "r1"), ("f.csv#row=1", "next"),
+        ("f.csv#row=2", "malformed_row", "r3"), ("f.csv#row=3", "last")]
+
+
+def test_tsv_has_no_quoting_a_quote_is_text_and_a_row_is_a_line():
+    data = b'id\ttext\nr1\t"Stop," she said.\nr2\t"open\nr3\tthird\n'
+    assert _letters(_read(data, "tsv", "f.tsv")) == [
+        ("f.tsv#row=0", '"Stop," she said.'), ("f.tsv#row=1", '"open'),
+        ("f.tsv#row=2", "third")]
+
+
+def test_a_text_that_is_not_utf8_keeps_its_valid_id():
+    assert _letters(_read(b"id,text\nr1,Caf\xe9 M\xfcller\n", "csv")) == [
+        ("f.csv#row=0", "invalid_utf8", "r1")]
+    assert _letters(_read(b"id,text\nr\xe91,text\n", "csv")) == [
+        ("f.csv#row=0", "invalid_utf8", None)]
+
+
+def test_a_header_naming_the_text_column_twice_dead_letters_each_row():
+    assert _letters(_read(b"id,text,text\nr1,a,b\n", "csv")) == [
+        ("f.csv#row=0", "malformed_row", "r1")]
+
+
+def test_an_overlong_row_is_skipped_unread_and_the_next_rows_read():
+    from larvatus.transforms.delimited import delimited_record_limit
+
+    limit = delimited_record_limit(10)
+    data = b"id,text\nr1," + b"a" * (limit + 10) + b"\nr2,ok\n"
+    assert _letters(_read(data, "csv", max_chars=10)) == [
+        ("f.csv#row=0", "too_large", None), ("f.csv#row=1", "ok")]
+
+
+def test_a_long_line_in_a_small_gzip_is_read_in_bounded_memory():
+    import gzip
+    import tracemalloc
+
+    line = b"r1," + b"a" * (96 << 20) + b"\n"
+    data = gzip.compress(b"id,text\n" + line + b"r2,ok\n", compresslevel=1)
+    tracemalloc.start()
+    try:
+        results = _read(data, "csv", "f.csv.gz", max_chars=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert _letters(results) == [("f.csv.gz#row=0", "too_large", None),
+                                 ("f.csv.gz#row=1", "ok")]
+    assert peak < 48 << 20, f"peak {peak >> 20} MiB"
+
+
+def test_the_header_sample_reads_a_bounded_part_of_a_long_first_line():
+    import tracemalloc
+
+    from larvatus.transforms.formats import input_format
+
+    data = b"id," + b"t" * (64 << 20) + b"\nr1,x\n"
+    tracemalloc.start()
+    try:
+        sample = input_format("csv").sample(io.BytesIO(data), "f.csv")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sample is None
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB"
+
+
+def test_the_header_sample_names_repeated_columns():
+    from larvatus.transforms.formats import input_format
+
+    sample = input_format("csv").sample(io.BytesIO(b"id,text,text\n1,a,b\n"), "f.csv")
+    assert sample.names == {"id", "text"} and sample.repeated == {"text"}
+
+
+def test_a_utf16_file_is_refused_with_a_conversion_hint():
+    from larvatus.transforms.formats import input_format
+
+    data = "id,text\nr1,hello\n".encode("utf-16")
+    for fmt in ("csv", "tsv"):
+        message = input_format(fmt).refuse(io.BytesIO(data), "f.csv")
+        assert "UTF-16" in message and "iconv" in message and "\x00" not in message
+        assert input_format(fmt).sample(io.BytesIO(data), "f.csv") is None
 
 
 def _run(*args) -> subprocess.CompletedProcess:

@@ -1,0 +1,1 @@
+"""Hostile command lines for larvatus run, drawn at random."""

@@ -1,0 +1,1 @@
+"""Hostile inputs for the readers, drawn at random."""
