@@ -33,6 +33,7 @@ from larvatus.summary import (
 )
 from larvatus.transforms.budget import check_record_timeout
 from larvatus.transforms.encode import default_overlap
+from larvatus.transforms.labels import name_roles
 from larvatus.transforms.mlout import (
     EmbeddingSettings, MlSettings, placeholder_token, tokenizer_with_placeholders,
 )
@@ -141,7 +142,8 @@ def annotation_settings(options) -> dict:
             # A label with its own threshold is redacted by the decision, not by name.
             labels=labels - {label for label, _ in label_thresholds}, style=options.placeholder,
             key_source=pseudonym_key_source(options), propagate=options.propagate,
-            keep_terms=keep_terms, always_redact=always_redact)
+            keep_terms=keep_terms, always_redact=always_redact,
+            name_roles=name_roles(spec.scheme))
     except ValueError as error:
         raise _option_error("--placeholder", error) from error
     try:

@@ -130,6 +130,18 @@ class EncodedDocument:
         return sum(len(w) for w in self.windows)
 
 
+class EntitySource(Vocabulary):
+    """Where an entity came from (as Presidio's recognition metadata): the `source` column."""
+
+    MODEL = "model"            # the network's tagging (its recognizer: the model's entity type)
+    PATTERN = "pattern"        # a pattern recognizer (its recognizer: the kind's label)
+    RULE = "rule"              # a name rule that made or reshaped the span (its recognizer: the rule)
+    TERM_LIST = "term_list"    # an --always-redact term (its recognizer: "always_redact")
+
+
+ENTITY_SOURCES = EntitySource.names()
+
+
 @dataclass(frozen=True)
 class EntitySpan:
     """A detected entity: `text[start:end]` in code points, end-exclusive.
@@ -140,6 +152,9 @@ class EntitySpan:
     the span's label over its words; `decision_score` is the quantity the redaction
     threshold compares (the largest summed probability of the redacted types over its
     words), None for spans no model decision made (patterns, rules, term lists).
+    `source` (an `EntitySource` value, a plain string) and `recognizer` say what found
+    the span: the model and its entity type, a pattern kind, a name rule, or the term list.
+    A propagated mention keeps the source and recognizer of the mention it copies.
     """
 
     start: int
@@ -149,6 +164,8 @@ class EntitySpan:
     propagated: bool = False
     redacted: bool = False
     decision_score: Optional[float] = None
+    source: str = EntitySource.MODEL.value
+    recognizer: str = ""
 
     def __len__(self) -> int:
         return self.end - self.start
