@@ -164,8 +164,10 @@ class EntitySpan:
     propagated: bool = False
     redacted: bool = False
     decision_score: Optional[float] = None
-    source: str = EntitySource.MODEL.value
-    recognizer: str = ""
+    # Provenance is metadata, not identity (as Presidio's RecognizerResult compares without
+    # its recognition metadata): two finders of the same span give one entity.
+    source: str = field(default=EntitySource.MODEL.value, compare=False)
+    recognizer: str = field(default="", compare=False)
 
     def __len__(self) -> int:
         return self.end - self.start
