@@ -290,14 +290,15 @@ _OUTER = _Outer()
 
 
 def _refined(text: str, span: EntitySpan, language: str, roles: NameRoles) -> EntitySpan | None:
-    """`refine_span`, remembered for spans alike in all it reads (see `_AROUND`; a label's
-    role is the same in every scheme that has the label: `ROLE_OF_TYPE`)."""
+    """`refine_span`, remembered for spans alike in all it reads (see `_AROUND`; its role
+    under `roles` too)."""
     if not roles.covers(span):
         return _trim_pattern(text, span)
     start, end = span.start, span.end
     if len(_OUTER) > _REFINED_MAX:
         _OUTER.clear()
-    key = (span.label, span.score < OWN_EVIDENCE, language, text[start:end],
+    key = (span.label, roles.is_role(span.label, EntityRole.PERSON), span.score < OWN_EVIDENCE,
+           language, text[start:end],
            _OUTER[text[max(0, start - _AROUND):start]], _OUTER[text[end:end + _AROUND]])
     if key in _REFINED:
         edges = _REFINED[key]
