@@ -21,6 +21,11 @@ USAGE = """Usage (from the repository root, in the venv):
     python bench/rows_identical.py                  # sample news and CoNLL validation, default options
     python bench/rows_identical.py --json a.json    # also write the digests to a file
     python bench/rows_identical.py -- --placeholder label   # extra `larvatus run` options
+    python bench/rows_identical.py --drop-fields entities.source,entities.recognizer
+
+`--drop-fields` leaves the named columns (`column`) or fields of a column's structs
+(`column.field`, in each item of a list) out of the digests: two commits that differ only
+by a new field then show equal digests.
 
 Run it on two commits and compare the printed digests: equal digests mean every row of
 annotations/ and dead_letters/ is the same, column by column.
@@ -40,8 +45,24 @@ def canonical(value):
     return value
 
 
-def folder_rows(folder: Path, input_dir: str) -> list[dict]:
-    """Every row of the Parquet files in `folder`, sources relative to the input folder, sorted by id and source."""
+def drop_fields(row: dict, paths: Sequence[str]) -> dict:
+    """The row without the columns (`name`) or struct fields (`name.field`, in a struct or in
+    each struct of a list) that `paths` name; absent ones are ignored."""
+    for path in paths:
+        column, _, field = path.partition(".")
+        if not field:
+            row.pop(column, None)
+            continue
+        value = row.get(column)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                item.pop(field, None)
+    return row
+
+
+def folder_rows(folder: Path, input_dir: str, drop: Sequence[str] = ()) -> list[dict]:
+    """Every row of the Parquet files in `folder`, sources relative to the input folder,
+    the `drop` fields left out (`drop_fields`), sorted by id and source."""
     import pyarrow.parquet as pq
 
     rows = []
@@ -49,7 +70,7 @@ def folder_rows(folder: Path, input_dir: str) -> list[dict]:
         for row in pq.read_table(path).to_pylist():
             if isinstance(row.get("source"), str):
                 row["source"] = row["source"].replace(input_dir.rstrip("/") + "/", "")
-            rows.append(canonical(row))
+            rows.append(canonical(drop_fields(row, drop)))
     return sorted(rows, key=lambda row: (str(row.get("id")), str(row.get("source"))))
 
 
@@ -66,13 +87,14 @@ def run_job(input_path: Path, output: Path, extra: Sequence[str]) -> None:
     subprocess.run(command, check=True)
 
 
-def corpus_digests(name: str, input_path: Path, work: Path, extra: Sequence[str]) -> dict:
-    """The job's row counts and digests for one input file."""
+def corpus_digests(name: str, input_path: Path, work: Path, extra: Sequence[str],
+                   drop: Sequence[str] = ()) -> dict:
+    """The job's row counts and digests for one input file, the `drop` fields left out."""
     output = work / f"out-{name}"
     run_job(input_path, output, extra)
     result = {}
     for folder in ("annotations", "dead_letters"):
-        rows = folder_rows(output / folder, str(input_path.parent))
+        rows = folder_rows(output / folder, str(input_path.parent), drop)
         result[folder] = {"rows": len(rows), "sha256": digest(rows)}
     return result
 
@@ -93,6 +115,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> tuple[argparse.Namespace
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--conll", type=Path, default=CONLL_VALID, help="CoNLL-2003 validation file")
     parser.add_argument("--json", type=Path, default=None, help="also write the digests here")
+    parser.add_argument("--drop-fields", default="",
+                        help="comma-separated columns or column.field struct fields to leave "
+                             "out of the digests (entities.source,entities.recognizer)")
     return parser.parse_args(argv), extra
 
 
@@ -102,7 +127,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="larvatus-rows-") as tmp:
         work = Path(tmp)
         for name, path in inputs(work, args.conll).items():
-            results[name] = corpus_digests(name, path, work, extra)
+            drop = [f.strip() for f in args.drop_fields.split(",") if f.strip()]
+            results[name] = corpus_digests(name, path, work, extra, drop)
             for folder, found in results[name].items():
                 print(f"{name} {folder}: {found['rows']} rows sha256 {found['sha256']}", flush=True)
     if args.json:

@@ -13,7 +13,7 @@ from larvatus.models import metrics
 from larvatus.models.command_line import ArgumentParser, existing_file, parse_or_report
 from larvatus.models.batching import flatten_windows, split_per_document
 from larvatus.models.conll import GoldDocument, read_documents
-from larvatus.transforms.labels import LabelScheme
+from larvatus.transforms.labels import LabelScheme, name_roles
 from larvatus.transforms.encode import EncodeSettings, default_overlap, encode_many
 from larvatus.transforms.realign import RedactionDecision, realign
 from larvatus.transforms.records import EncodedDocument, EntitySpan, Window
@@ -142,7 +142,7 @@ def redaction_curve(golds: Sequence[GoldDocument], predicted: Sequence[Predicted
                     thresholds: Sequence[float], aggregation: str = "first",
                     types: Sequence[str] = REDACTED_TYPES) -> list[dict]:
     """Token recall and precision of redaction (propagation included) at each threshold."""
-    policy = RedactionPolicy(frozenset(types))
+    policy = RedactionPolicy(frozenset(types), name_roles=name_roles(scheme))
     rows = []
     for threshold in thresholds:
         decision = RedactionDecision(frozenset(types), threshold)

@@ -11,6 +11,7 @@ from larvatus.transforms.mlout import EMBEDDING_LAYERS, EMBEDDING_POOLINGS, Embe
 from larvatus.transforms.realign import AGGREGATIONS
 from larvatus.transforms import formats
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
+from larvatus.transforms.labels import EntityRole, roles_of_types
 from larvatus.transforms.read import DEFAULT_MAX_CHARS
 from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS, pattern_labels
 from larvatus.transforms.redact import (
@@ -20,7 +21,8 @@ from larvatus.key_files import read_secret_file
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
-DEFAULT_MODEL_TYPES = ("PER", "LOC", "ORG")
+# `--redact-labels default` hides the model's types of these roles (PER, LOC, ORG for CoNLL).
+DEFAULT_ROLES = (EntityRole.PERSON, EntityRole.PLACE, EntityRole.ORGANISATION)
 DEFAULT_REDACT_THRESHOLD = 0.04
 DEFAULT_ID_FIELD = "id"
 DEFAULT_MAX_DEAD_LETTER_RATIO = 0.5
@@ -329,8 +331,9 @@ def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.Argu
 def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[str]:
     """The labels to redact from the `--redact-labels` grammar.
 
-    Words: `default` (PER, LOC, ORG as far as the model predicts them, else every
-    model type; and every pattern label), `all`, `none`; labels; `-LABEL` removes
+    Words: `default` (the model's types for people, places and organisations, by their
+    roles: PER, LOC, ORG for CoNLL, PERSON, GPE, ORG for OntoNotes; every model type when
+    none has such a role; and every pattern label), `all`, `none`; labels; `-LABEL` removes
     one. An empty value is an error: turning redaction off must be said (`none`).
     """
     items = [item.strip() for item in value.split(",") if item.strip()]
@@ -339,7 +342,8 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
             f"--redact-labels {value!r} names no label; name labels, or say 'none' to write "
             "unredacted output on purpose")
     model_types = tuple(model_types)
-    defaults = [t for t in DEFAULT_MODEL_TYPES if t in model_types] or list(model_types)
+    roles = roles_of_types(model_types)
+    defaults = [t for t in model_types if roles.role(t) in DEFAULT_ROLES] or list(model_types)
     known = set(model_types) | set(pattern_labels())
     chosen: set[str] = set()
     if items[0].startswith("-"):   # `-DATE` alone: the default labels less DATE

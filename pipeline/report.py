@@ -68,14 +68,15 @@ def _table(rows: Sequence[tuple], header: tuple) -> str:
     return f"<table><tr>{head}</tr>{body}</table>" if rows else "<p>none</p>"
 
 
-def render_marked(text: str, placeholders: Sequence[tuple[int, int, str]],
+def render_marked(text: str, placeholders: Sequence[tuple],
                   findings: Sequence[tuple[int, int, str]] = ()) -> str:
     """Redacted text as HTML: each placeholder a coloured mark showing its text once (its
-    label in the tooltip), each audit finding outlined in red with its kind in the tooltip."""
-    marks = sorted([(s, e, "p", label) for s, e, label in placeholders]
-                   + [(s, e, "f", kind) for s, e, kind in findings])
+    label in the tooltip, or the tooltip given as a fourth item: `provenance_titles`), each
+    audit finding outlined in red with its kind in the tooltip."""
+    marks = sorted([(p[0], p[1], "p", p[2], p[3] if len(p) > 3 else p[2]) for p in placeholders]
+                   + [(s, e, "f", kind, kind) for s, e, kind in findings])
     out, cursor = [], 0
-    for start, end, what, name in marks:
+    for start, end, what, name, title in marks:
         if start < cursor or end > len(text) or end <= start:
             continue
         out.append(html.escape(text[cursor:start]))
@@ -83,7 +84,7 @@ def render_marked(text: str, placeholders: Sequence[tuple[int, int, str]],
         if what == "p":
             color = COLORS.get(name, PATTERN_COLOR)
             out.append(f'<mark class="entity" style="background:{color}" '
-                       f'title="{html.escape(name)}">{inner}</mark>')
+                       f'title="{html.escape(title)}">{inner}</mark>')
         else:
             out.append(f'<mark class="finding" title="audit: {html.escape(name)}">{inner}</mark>')
         cursor = end
@@ -91,9 +92,24 @@ def render_marked(text: str, placeholders: Sequence[tuple[int, int, str]],
     return f"<div class='text'>{''.join(out)}</div>"
 
 
+def provenance_titles(labels: Sequence[str], entities: Sequence[dict]) -> list[str]:
+    """Tooltips for marks of these labels standing for these entities, one for one: the label
+    and where the entity came from ("PER (model: PER)", "ORG (rule: legal_form)"); the labels
+    alone when the entities do not match them or carry no source (an older run's rows)."""
+    if len(entities) != len(labels) or not all(e.get("source") for e in entities):
+        return list(labels)
+    return [f"{label} ({e['source']}: {e['recognizer']})" for label, e in zip(labels, entities)]
+
+
 def _marks(row: dict, length: int) -> tuple[list, list]:
-    placeholders = [(r["start"], r["end"], r["label"]) for r in row["replacements"] or []
-                    if r["end"] <= length]
+    """The placeholders (with their provenance: the i-th redacted entity is the i-th
+    replacement) and the audit findings within the first `length` characters."""
+    replacements = row["replacements"] or []
+    redacted = sorted((e for e in row.get("entities") or () if e.get("redacted")),
+                      key=lambda e: e["start"])
+    titles = provenance_titles([r["label"] for r in replacements], redacted)
+    placeholders = [(r["start"], r["end"], r["label"], title)
+                    for r, title in zip(replacements, titles) if r["end"] <= length]
     audit = row.get("audit") or {}
     findings = [(f["start"], f["end"], f["kind"]) for f in audit.get("spans") or []
                 if f["end"] <= length]
@@ -104,7 +120,8 @@ def all_documents(files: list[str], limit: int = MAX_DOCUMENTS) -> str:
     """Every document (up to `limit`), folded, with a search box on the id."""
     parts, shown, total = [], 0, 0
     for path in files:
-        table = read_annotations(path, ["id", "redacted_text", "replacements", "audit"])
+        table = read_annotations(path, ["id", "redacted_text", "replacements", "audit",
+                                        "entities"])
         for row in table.to_pylist():
             total += 1
             if shown >= limit:
@@ -177,8 +194,8 @@ def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOC
 
 def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
     """The document at row `position` of the annotation file `path` (ids may repeat)."""
-    columns = ["id", "redacted_text", "replacements", "audit"] + (
-        ["text", "entities"] if kept_text else [])
+    columns = ["id", "redacted_text", "replacements", "audit", "entities"] + (
+        ["text"] if kept_text else [])
     table = read_annotations(path, columns)
     row = table.slice(position, 1).to_pylist()[0]
     text = (row["redacted_text"] or "")[:SAMPLE_CHARS]
@@ -186,8 +203,9 @@ def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
            f"audit findings {_text(findings)}</p>{render_marked(text, *_marks(row, len(text)))}"]
     if kept_text:
         original = (row["text"] or "")[:SAMPLE_CHARS]
-        ents = [(e["start"], e["end"], e["label"]) for e in row["entities"] or []
-                if e["end"] <= len(original)]
+        shown = [e for e in row["entities"] or [] if e["end"] <= len(original)]
+        ents = [(e["start"], e["end"], e["label"], title) for e, title in
+                zip(shown, provenance_titles([e["label"] for e in shown], shown))]
         out.append("<p class='meta'>original text (kept with --keep-text)</p>"
                    + render_marked(original, ents))
     out.append("</div>")

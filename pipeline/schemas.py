@@ -115,8 +115,11 @@ def _field(name: str, arrow_type: pa.DataType, attribute: str = "", value=None,
 
 # The fields of an `entities` item, in their order. Offsets are Python string indices
 # (code points) into the original text, end-exclusive; `decision_score` is what the
-# redaction threshold compared (null for pattern, rule and term spans); `vector` is null
-# for an entity without any WordPiece.
+# redaction threshold compared (null for pattern, term-list spans and the firms a rule
+# found alone; a rule that reshapes a model span keeps it); `source` says what found the
+# entity (`EntitySource`: model, pattern, rule, term_list) and `recognizer` which one (the
+# model's entity type, the pattern kind, the rule, "always_redact"); `vector` is null for
+# an entity without any WordPiece.
 ENTITY_FIELDS: tuple[Column, ...] = (
     _field("start", pa.int32()),
     _field("end", pa.int32()),
@@ -125,6 +128,8 @@ ENTITY_FIELDS: tuple[Column, ...] = (
     _field("propagated", pa.bool_()),
     _field("redacted", pa.bool_()),
     _field("decision_score", pa.float32()),
+    _field("source", pa.string()),
+    _field("recognizer", pa.string()),
     _field("text", pa.string(), value=_entity_text, when="keep_text"),
     _field("vector", pa.list_(pa.float32()), value=_entity_vector, when="embeddings"),
 )

@@ -12,6 +12,7 @@ from larvatus.options import (
     OptionsError, pseudonym_key_source, resolve_phone_regions, resolve_redact_labels,
 )
 from larvatus.transforms.budget import check_record_timeout
+from larvatus.transforms.labels import name_roles
 from larvatus.transforms.encode import default_overlap
 from larvatus.transforms.mlout import EmbeddingSettings, MlSettings, tokenizer_with_placeholders
 from larvatus.transforms.realign import RedactionDecision
@@ -65,7 +66,8 @@ def settings_from_options(options) -> AnnotationSettings:
             # A label with its own threshold is redacted by the decision, not by name.
             labels=labels - {label for label, _ in label_thresholds}, style=options.placeholder,
             key_source=pseudonym_key_source(options), propagate=options.propagate,
-            keep_terms=keep_terms, always_redact=always_redact)
+            keep_terms=keep_terms, always_redact=always_redact,
+            name_roles=name_roles(spec.scheme))
     except ValueError as error:
         raise option_error("--placeholder", error) from error
     try:

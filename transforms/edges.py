@@ -6,7 +6,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from larvatus.transforms import lexicon
-from larvatus.transforms.ordinary import MODEL_TYPES, OWN_EVIDENCE, _listed, is_stop
+from larvatus.transforms.labels import DECLARED_ROLES, EntityRole, NameRoles
+from larvatus.transforms.ordinary import OWN_EVIDENCE, _listed, is_stop
 from larvatus.transforms.records import EntitySpan
 
 # A model span at least this sure of a person stays hidden in another language's document
@@ -30,8 +31,8 @@ _DOSE_AFTER_RE = re.compile(
     r"[ \t]+\d+(?:[.,]\d+)?[ \t]*(?i:mg|mcg|µg|μg|g|ml|mL|l|iu|units?|tablets?|puffs?|%)\b")
 
 
-def settle_edges(text: str, spans: Sequence[EntitySpan],
-                 language: str = "en") -> tuple[EntitySpan, ...]:
+def settle_edges(text: str, spans: Sequence[EntitySpan], language: str = "en",
+                 roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
     """Model spans with their context read: hyphenated given names joined into one person
     ("Marie-Claire Dubois"); a verb opening a sentence cut from the name after it ("Contact
     Maria Garcia", "Ask Maria Garcia."); a one-word verb before an object pronoun ("DM me"), a
@@ -40,33 +41,35 @@ def settle_edges(text: str, spans: Sequence[EntitySpan],
     ("("Supplier")") and a lowercase drug before its dose ("metoprolol 25 mg") dropped; in
     German, French, Spanish, Italian and Dutch documents, words common in the language
     ("Schreiben", "gekündigt", "Meine") cut from model spans or the spans dropped
-    (`lexicon.is_common_in`). Other spans pass unchanged."""
-    if not any(s.label in MODEL_TYPES for s in spans):
+    (`lexicon.is_common_in`). Other spans pass unchanged. Which spans are the model's names,
+    and which of them are people, is read from `roles` (the model's label scheme)."""
+    if not any(roles.covers(s) for s in spans):
         return tuple(spans)
-    ordered = _join_hyphenated(text, sorted(spans, key=lambda s: (s.start, s.end)))
-    patterns = [s for s in ordered if s.label not in MODEL_TYPES]
+    ordered = _join_hyphenated(text, sorted(spans, key=lambda s: (s.start, s.end)), roles)
+    patterns = [s for s in ordered if not roles.covers(s)]
     out: list[EntitySpan] = []
     for index, span in enumerate(ordered):
-        if span.label not in MODEL_TYPES:
+        if not roles.covers(span):
             out.append(span)
             continue
         following = ordered[index + 1] if index + 1 < len(ordered) else None
-        settled = _settle(text, span, following, patterns, language)
+        settled = _settle(text, span, following, patterns, language, roles)
         if settled is not None:
             out.append(settled)
     return tuple(out)
 
 
 def _settle(text: str, span: EntitySpan, following: EntitySpan | None,
-            patterns: Sequence[EntitySpan], language: str) -> EntitySpan | None:
+            patterns: Sequence[EntitySpan], language: str, roles: NameRoles) -> EntitySpan | None:
     surface = text[span.start:span.end]
+    person = roles.is_role(span.label, EntityRole.PERSON)
     one_word = _WORD_RE.fullmatch(surface) is not None
-    if one_word and _OBJECT_AFTER_RE.match(text, span.end) and span.label != "PER" \
+    if one_word and _OBJECT_AFTER_RE.match(text, span.end) and not person \
             and not _after_title(text, span.start, language):
         return None
     if one_word and _labels_value(text, span, patterns):
         return None
-    if span.start and text[span.start - 1] == _HASHTAG_BEFORE and span.label != "PER" \
+    if span.start and text[span.start - 1] == _HASHTAG_BEFORE and not person \
             and not text[span.end:span.end + 1].isalnum():
         return None
     if span.score < OWN_EVIDENCE and _DEFINED_BEFORE_RE.search(text, max(0, span.start - 20),
@@ -75,11 +78,11 @@ def _settle(text: str, span: EntitySpan, following: EntitySpan | None,
         return None
     if surface.islower() and _DOSE_AFTER_RE.match(text, span.end):
         return None
-    span = _without_opening_verb(text, span, following)
+    span = _without_opening_verb(text, span, following, roles)
     if span is None:
         return None
     if language in lexicon.DECISION_LANGUAGES:
-        return _without_common_words(text, span, language)
+        return _without_common_words(text, span, language, person)
     return span
 
 
@@ -96,8 +99,8 @@ def _labels_value(text: str, span: EntitySpan, patterns: Sequence[EntitySpan]) -
     return is_cue_word(text[span.start:span.end])
 
 
-def _without_opening_verb(text: str, span: EntitySpan,
-                          following: EntitySpan | None) -> EntitySpan | None:
+def _without_opening_verb(text: str, span: EntitySpan, following: EntitySpan | None,
+                          roles: NameRoles) -> EntitySpan | None:
     """A verb's base form opening a sentence ("Contact", "Ask", "Call") is cut from a
     person's span whose other words make a name of two or more capitalised words, or dropped
     when it is a span of its own right before a person's ("Ask" "Maria Garcia"); an
@@ -108,12 +111,12 @@ def _without_opening_verb(text: str, span: EntitySpan,
             or _SENTENCE_BEFORE_RE.search(text, max(0, span.start - 40), span.start) is None:
         return span
     if len(words) == 1:
-        alone = following is not None and following.label == "PER" \
+        alone = following is not None and roles.is_role(following.label, EntityRole.PERSON) \
             and not text[span.end:following.start].strip(" \t") \
-            and (span.score < OWN_EVIDENCE or span.label != "PER")
+            and (span.score < OWN_EVIDENCE or not roles.is_role(span.label, EntityRole.PERSON))
         return None if alone else span
     rest = words[1:]
-    if span.label == "PER" and len(rest) >= 2 and all(w.group()[:1].isupper() for w in rest):
+    if roles.is_role(span.label, EntityRole.PERSON) and len(rest) >= 2 and all(w.group()[:1].isupper() for w in rest):
         return replace(span, start=rest[0].start())
     return span
 
@@ -173,7 +176,8 @@ def _beside_name_word(text: str, span: EntitySpan, language: str) -> bool:
                and not lexicon.is_common_in(w, language) for w in neighbours)
 
 
-def _without_common_words(text: str, span: EntitySpan, language: str) -> EntitySpan | None:
+def _without_common_words(text: str, span: EntitySpan, language: str,
+                          person: bool) -> EntitySpan | None:
     """In a document of `language`, a model span whose words are all common words there is
     dropped where a common word stands (`_in_common_position`), unless a title or a
     preposition of place stands before it (`_after_locative`) or the model is sure of a
@@ -184,7 +188,7 @@ def _without_common_words(text: str, span: EntitySpan, language: str) -> EntityS
     common = [lexicon.is_common_in(w.group(), language) for w in words]
     if all(common):
         if _after_title(text, span.start, language) or _after_locative(text, span, language) \
-                or span.label == "PER" and span.score >= STRONG_PERSON \
+                or person and span.score >= STRONG_PERSON \
                 or not _in_common_position(text, span, language) \
                 or _beside_name_word(text, span, language):
             return span
@@ -205,22 +209,23 @@ def _without_common_words(text: str, span: EntitySpan, language: str) -> EntityS
     return replace(span, start=start, end=end)
 
 
-def _join_hyphenated(text: str, spans: list[EntitySpan]) -> list[EntitySpan]:
+def _join_hyphenated(text: str, spans: list[EntitySpan], roles: NameRoles) -> list[EntitySpan]:
     """A hyphenated capitalised given name before a person's span with a space between
     ("Marie-Claire" "Dubois"), or two capitalised words with a space or a hyphen between, one
     of them a person's ("Thomas" "Becker" as ORG and PER, "Marie" "-" "Claire"), are one
     person ("pro-Moscow" and "URUS-MARTAN" are not joined)."""
     out: list[EntitySpan] = []
+    person_label = roles.label_for(EntityRole.PERSON)
     for span in spans:
-        if out and out[-1].label in MODEL_TYPES and span.label in MODEL_TYPES:
+        if out and roles.covers(out[-1]) and roles.covers(span):
             last = out[-1]
             between = text[last.end:span.start]
-            if between == " " and span.label == "PER" \
+            if between == " " and span.label == person_label \
                     and _hyphenated_name(text[last.start:last.end]) \
-                    or between in (" ", "-") and "PER" in (last.label, span.label) \
+                    or between in (" ", "-") and person_label in (last.label, span.label) \
                     and _name_word(text[last.start:last.end]) \
                     and _name_word(text[span.start:span.end]):
-                label = "PER" if "PER" in (last.label, span.label) else \
+                label = person_label if person_label in (last.label, span.label) else \
                     max(last, span, key=len).label
                 out[-1] = replace(last, end=span.end, label=label,
                                   score=max(last.score, span.score),

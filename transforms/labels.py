@@ -1,8 +1,10 @@
-"""Tag schemes (BIO, IOB1, IO, BIOES/BILOU): parse label names and decode word tags into spans."""
+"""Tag schemes (BIO, IOB1, IO, BIOES/BILOU) and the roles of entity types: parse label names, decode word tags into spans."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
+
+from larvatus.transforms.records import EntitySource, EntitySpan, Vocabulary
 
 OUTSIDE = "O"
 # Prefix letters and what they mean; BILOU's U and L are BIOES's S and E.
@@ -102,3 +104,88 @@ def decode_spans(tags: Sequence[Optional[Tag]]) -> list[tuple[int, int, str]]:
             close(i + 1)
     close(len(tags))
     return spans
+
+
+class EntityRole(Vocabulary):
+    """What a model's entity type names, whatever the model calls it: the name rules read roles."""
+
+    PERSON = "person"
+    PLACE = "place"
+    ORGANISATION = "organisation"
+    MISC = "misc"
+
+
+# The declared correspondence of entity type names to roles, compared in capitals: CoNLL-2003
+# (PER, LOC, ORG, MISC), OntoNotes/spaCy (PERSON, GPE, FAC, NORP, ...), WNUT-17 and other
+# common schemes. A type not listed (DATE, MONEY, DISEASE, ...) has no role: its spans are
+# the model's but no name rule touches them.
+ROLE_OF_TYPE: dict[str, EntityRole] = {
+    **dict.fromkeys(("PER", "PERS", "PERSON", "PEOPLE", "NAME"), EntityRole.PERSON),
+    **dict.fromkeys(("LOC", "LOCATION", "GPE", "FAC", "FACILITY", "PLACE", "CITY", "COUNTRY"),
+                    EntityRole.PLACE),
+    **dict.fromkeys(("ORG", "ORGANIZATION", "ORGANISATION", "CORPORATION", "COMPANY", "GROUP"),
+                    EntityRole.ORGANISATION),
+    **dict.fromkeys(("MISC", "NORP", "EVENT", "PRODUCT", "WORK_OF_ART", "CREATIVE_WORK", "LAW",
+                     "LANGUAGE"), EntityRole.MISC),
+}
+# The sources of spans the name rules read as the model's names.
+_NAME_SOURCES = frozenset({EntitySource.MODEL.value, EntitySource.RULE.value})
+# What a rule calls a firm it finds where the model has no organisation type of its own.
+FALLBACK_ORGANISATION_LABEL = "ORG"
+
+
+@dataclass(frozen=True)
+class NameRoles:
+    """The entity types of one model that name people, places, organisations or other things,
+    each with its role: what the name rules and span refinement ask of a label.
+
+    Built from the model's `LabelScheme` (`name_roles`); `types` are exactly the scheme's
+    entity types that have a role in `ROLE_OF_TYPE`.
+    """
+
+    roles: tuple[tuple[str, EntityRole], ...]
+    types: frozenset[str] = field(init=False, repr=False, compare=False)
+    _role_of: dict = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "types", frozenset(t for t, _ in self.roles))
+        object.__setattr__(self, "_role_of", {t: EntityRole(r) for t, r in self.roles})
+
+    def role(self, label: str) -> Optional[EntityRole]:
+        """The role of a label, None when it is not one of the model's name types."""
+        return self._role_of.get(label)
+
+    def is_role(self, label: str, role: EntityRole) -> bool:
+        """Whether a label is the model's type for `role`."""
+        return self._role_of.get(label) is role
+
+    def covers(self, span: EntitySpan) -> bool:
+        """Whether a span is a name of the model's: its label is one of the model's name types
+        and the model found it or a name rule made it from the model's (a term-list or pattern
+        span is never one, whatever its label)."""
+        return span.label in self.types and span.source in _NAME_SOURCES
+
+    def label_for(self, role: EntityRole, fallback: Optional[str] = None) -> Optional[str]:
+        """The model's type for a role (the first in scheme order), else `fallback`."""
+        return next((t for t, r in self.roles if r is role), fallback)
+
+    @property
+    def organisation_label(self) -> str:
+        """The label a rule gives a firm it finds or extends: the model's organisation type."""
+        return self.label_for(EntityRole.ORGANISATION, FALLBACK_ORGANISATION_LABEL)
+
+
+def roles_of_types(types: Sequence[str]) -> NameRoles:
+    """The `NameRoles` of entity types named as a model names them, by `ROLE_OF_TYPE`."""
+    return NameRoles(tuple((t, ROLE_OF_TYPE[t.upper()]) for t in dict.fromkeys(types)
+                           if t.upper() in ROLE_OF_TYPE))
+
+
+def name_roles(scheme: LabelScheme) -> NameRoles:
+    """The roles of a model's entity types, read from its label scheme."""
+    return roles_of_types([t.entity for t in scheme.tags if t.entity])
+
+
+# The roles of every type the correspondence declares: what the pure name rules assume when
+# no model's scheme is given to them (the pipeline always gives the model's own).
+DECLARED_ROLES = roles_of_types(tuple(ROLE_OF_TYPE))

@@ -6,11 +6,16 @@ from dataclasses import replace
 from typing import Optional, Sequence
 
 from larvatus.transforms.audit import common_words
+from larvatus.transforms.labels import DECLARED_ROLES, EntityRole, NameRoles
 from larvatus.transforms.recognizers import finditer_on_lines
-from larvatus.transforms.records import EntitySpan
+from larvatus.transforms.records import EntitySource, EntitySpan
 
-# The model's entity types; only redacted spans of these types are extended or joined.
-_MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+# Only redacted spans of the model's name types (`NameRoles.covers`) are extended or joined.
+# The recognizers of the spans each rule makes or reshapes (their source is "rule").
+LEGAL_FORM_RULE = "legal_form"
+INSTITUTION_PLACE_RULE = "institution_place"
+PLACE_PARTICLE_RULE = "place_particle"
+_RULE = EntitySource.RULE.value
 # Score of an ORG span found by its legal form alone (no model span under it).
 SCORE_LEGAL_FORM = 0.9
 
@@ -79,8 +84,9 @@ _PLACE_PARTICLE_RE = re.compile(
     rf"{_H}+(?P<word>[^\W\d_][\w'’-]*)")
 
 
-def _redacted_model_span(span: EntitySpan, labels: frozenset[str]) -> bool:
-    return span.label in _MODEL_TYPES and (span.redacted or span.label in labels)
+def _redacted_model_span(span: EntitySpan, labels: frozenset[str],
+                         roles: NameRoles = DECLARED_ROLES) -> bool:
+    return roles.covers(span) and (span.redacted or span.label in labels)
 
 
 def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -> bool:
@@ -88,12 +94,13 @@ def _free(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan) -
 
 
 def _absorbed(start: int, end: int, spans: Sequence[EntitySpan], skip: EntitySpan,
-              labels: frozenset[str]) -> Optional[list[EntitySpan]]:
+              labels: frozenset[str], roles: NameRoles) -> Optional[list[EntitySpan]]:
     """The spans on [start, end) besides `skip` when each is a redacted model span lying
     wholly inside it ("Sons" in "Freeman" + " and Sons", "Main" in "Frankfurt" + " am Main"),
     to be taken into the extended span; None when another span stands in the way."""
     parts = [s for s in spans if s is not skip and s.start < end and start < s.end]
-    if all(_redacted_model_span(s, labels) and start <= s.start and s.end <= end for s in parts):
+    if all(_redacted_model_span(s, labels, roles) and start <= s.start and s.end <= end
+           for s in parts):
         return parts
     return None
 
@@ -106,25 +113,29 @@ def _extend(spans: list[EntitySpan], i: int, end: int, parts: Sequence[EntitySpa
             if not any(s is p for p in parts)]
 
 
-def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
-                       labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+def extend_legal_forms(text: str, spans: Sequence[EntitySpan], labels: frozenset[str],
+                       roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
     """A redacted model span followed by a legal form ("Ruiz" + " Inc", "van Bergen" + " BV",
-    "Müller" + " GmbH & Co. KG") takes the form in and becomes ORG; one to four capitalised
-    words followed by a legal form with no span on them become a redacted ORG span.
-    Nothing crosses a line break; words already in another span are left to it.
+    "Müller" + " GmbH & Co. KG") takes the form in and becomes an organisation; one to four
+    capitalised words followed by a legal form with no span on them become a redacted
+    organisation span. Nothing crosses a line break; words already in another span are left
+    to it. The organisation label is the model's (`roles.organisation_label`); the spans made
+    or extended are the rule's ("legal_form").
     """
+    organisation = roles.organisation_label
     out = sorted(spans, key=lambda s: s.start)
     i = 0
     while i < len(out):
         span = out[i]
         i += 1
-        if not (span.label in _MODEL_TYPES and (span.redacted or span.label in labels)):
+        if not (span.redacted or span.label in labels) or not roles.covers(span):
             continue   # not `_redacted_model_span`
         after = _FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() else _FORMS_AFTER_RE
         m = after.match(text, span.end)
-        parts = _absorbed(span.end, m.end(), out, span, labels) if m else None
+        parts = _absorbed(span.end, m.end(), out, span, labels, roles) if m else None
         if parts is not None:   # parts follow the span: out stays in start order
-            out = _extend(out, i - 1, m.end(), parts, label="ORG", redacted=True)
+            out = _extend(out, i - 1, m.end(), parts, label=organisation, redacted=True,
+                          source=_RULE, recognizer=LEGAL_FORM_RULE)
     found = len(out)
     common = common_words()
     for m in finditer_on_lines(_FIRM_RE, _FORM_HINT_RE, text):
@@ -143,46 +154,49 @@ def extend_legal_forms(text: str, spans: Sequence[EntitySpan],
         start, end = m.start("name") + words[0].start(), m.end()
         # Model spans on part of the firm ("Dippel Bruder e." tagged ORG) are taken in.
         parts = [s for s in out if s.start < end and start < s.end]
-        if any(s.label not in _MODEL_TYPES for s in parts):
+        if not all(map(roles.covers, parts)):
             continue
         start = min([start] + [s.start for s in parts])
         end = max([end] + [s.end for s in parts])
         if "\n" in text[start:end]:
             continue
         out = [s for s in out if not any(s is p for p in parts)]
-        out.append(EntitySpan(start, end, "ORG", min([SCORE_LEGAL_FORM] + [p.score for p in parts]),
-                              redacted=True))
+        out.append(EntitySpan(start, end, organisation,
+                              min([SCORE_LEGAL_FORM] + [p.score for p in parts]), redacted=True,
+                              source=_RULE, recognizer=LEGAL_FORM_RULE))
         found = -1   # a firm found: out is sorted again
     return tuple(out) if found == len(out) else tuple(sorted(out, key=lambda s: s.start))
 
 
-def join_institution_places(text: str, spans: Sequence[EntitySpan],
-                            labels: frozenset[str]) -> tuple[EntitySpan, ...]:
-    """A redacted ORG span ending in an institution word, then "at", "of", "in"... and
-    another redacted model span on the same line ("COUNTY COURT" + " AT " + "GLASGOW")
-    become one ORG span, so the linking word is not left between two placeholders.
+def join_institution_places(text: str, spans: Sequence[EntitySpan], labels: frozenset[str],
+                            roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
+    """A redacted organisation span ending in an institution word, then "at", "of", "in"...
+    and another redacted model span on the same line ("COUNTY COURT" + " AT " + "GLASGOW")
+    become one organisation span (the rule's, "institution_place"), so the linking word is
+    not left between two placeholders.
     """
     ordered = sorted(spans, key=lambda s: s.start)
     out: list[EntitySpan] = []
     for span in ordered:
-        if out and out[-1].label == "ORG":
+        if out and roles.is_role(out[-1].label, EntityRole.ORGANISATION):
             last = out[-1]
-            words = text[last.start:last.end].split() if _redacted_model_span(last, labels) \
-                and _redacted_model_span(span, labels) else ()
+            words = text[last.start:last.end].split() if _redacted_model_span(last, labels, roles) \
+                and _redacted_model_span(span, labels, roles) else ()
             if words and words[-1].lower() in _INSTITUTIONS \
                     and _INSTITUTION_LINK_RE.search(text[last.end:span.start]):
                 out[-1] = replace(last, end=span.end, score=min(last.score, span.score),
-                                  redacted=True)
+                                  redacted=True, source=_RULE, recognizer=INSTITUTION_PLACE_RULE)
                 continue
         out.append(span)
     return tuple(out)
 
 
-def extend_place_particles(text: str, spans: Sequence[EntitySpan],
-                           labels: frozenset[str]) -> tuple[EntitySpan, ...]:
-    """A redacted LOC span followed by a place-name particle and a capitalised word
-    ("Frankfurt" + " am Main", "Newcastle" + " upon Tyne") takes both in. The word must not be
-    a common word, a month or a weekday ("Berlin am Montag" stays as it is).
+def extend_place_particles(text: str, spans: Sequence[EntitySpan], labels: frozenset[str],
+                           roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
+    """A redacted place span followed by a place-name particle and a capitalised word
+    ("Frankfurt" + " am Main", "Newcastle" + " upon Tyne") takes both in (the rule's span,
+    "place_particle"). The word must not be a common word, a month or a weekday ("Berlin am
+    Montag" stays as it is).
     """
     out = list(spans)
     common = common_words()
@@ -190,7 +204,8 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
     while i + 1 < len(out):
         i += 1
         span = out[i]
-        if span.label != "LOC" or not _redacted_model_span(span, labels):
+        if not roles.is_role(span.label, EntityRole.PLACE) \
+                or not _redacted_model_span(span, labels, roles):
             continue
         # The particle may already be in the span ("Frankfurt am" tagged LOC).
         line_end = text.find("\n", span.end)
@@ -198,9 +213,9 @@ def extend_place_particles(text: str, spans: Sequence[EntitySpan],
         if not m or not m.group("word")[0].isupper() or m.group("word").lower() in common \
                 or m.group("word").lower() in _GERMAN_DATES:
             continue
-        parts = _absorbed(span.end, m.end(), out, span, labels)
+        parts = _absorbed(span.end, m.end(), out, span, labels, roles)
         if parts is not None:
-            out = _extend(out, i, m.end(), parts)
+            out = _extend(out, i, m.end(), parts, source=_RULE, recognizer=PLACE_PARTICLE_RULE)
     return tuple(out)
 
 
@@ -232,9 +247,10 @@ _GERMAN_DATES = frozenset(
     "dezember anfang ende".split())
 
 
-def apply_name_rules(text: str, spans: Sequence[EntitySpan],
-                     labels: frozenset[str]) -> tuple[EntitySpan, ...]:
-    """The rules above in order: legal forms, institutions at a place, place particles."""
-    spans = extend_legal_forms(text, spans, labels)
-    spans = join_institution_places(text, spans, labels)
-    return extend_place_particles(text, spans, labels)
+def apply_name_rules(text: str, spans: Sequence[EntitySpan], labels: frozenset[str],
+                     roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
+    """The rules above in order: legal forms, institutions at a place, place particles;
+    `roles`: the model's name types (`name_roles` of its label scheme)."""
+    spans = extend_legal_forms(text, spans, labels, roles)
+    spans = join_institution_places(text, spans, labels, roles)
+    return extend_place_particles(text, spans, labels, roles)

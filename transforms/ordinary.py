@@ -9,10 +9,11 @@ from functools import lru_cache
 from typing import Sequence
 
 from larvatus.transforms.audit import common_words
-from larvatus.transforms.records import EntitySpan
+from larvatus.transforms.labels import DECLARED_ROLES, EntityRole, NameRoles
+from larvatus.transforms.records import EntitySource, EntitySpan
 
-# The model's entity types: only their spans are trimmed or dropped here.
-MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+# Only the spans of the model's name types (`NameRoles.covers`: read from its label scheme)
+# are trimmed or dropped here; the others (patterns) only lose surrounding spaces.
 # Below this, the model's own label holds less than half the word's probability: the span
 # exists because the recall-first threshold lent it a type (weak evidence).
 OWN_EVIDENCE = 0.5
@@ -108,6 +109,9 @@ _PARTICLE_GAP_RE = re.compile(
     r"[ \t]+(?:(?:" + "|".join(sorted(map(re.escape, NAME_PARTICLES), key=len, reverse=True))
     + r")[ \t]+|[dl]['’][ \t]*)")
 
+# The recognizer of a span `_join_at_particles` made of two.
+PARTICLE_JOIN_RULE = "particle_join"
+
 # Per-word predicates below are cached on (word, language): words repeat across documents.
 _CACHE_WORDS = 1 << 16
 
@@ -185,15 +189,16 @@ def looks_like_name(surface: str, language: str = "en") -> bool:
 
 
 @lru_cache(maxsize=_CACHE_WORDS)
-def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, label: str) -> bool:
-    """Whether a token at a model span's edge is left out of it (roles only before a PER)."""
+def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, person: bool) -> bool:
+    """Whether a token at a model span's edge is left out of it (roles only before a person's
+    name)."""
     if is_punctuation(token):
         return True
     if is_stop(token, language) and (weak or token.islower() or language != "en"):
         return True
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
-    return leading and (bare in greetings or label == "PER" and (bare in roles or bare in _TITLES))
+    return leading and (bare in greetings or person and (bare in roles or bare in _TITLES))
 
 
 def _all_ordinary(tokens: Sequence[str], weak: bool, text: str, span: EntitySpan,
@@ -217,18 +222,21 @@ def _near_digit(text: str, span: EntitySpan) -> bool:
         text[max(0, span.start - 3):span.start] + " " + text[span.end:span.end + 3]))
 
 
-def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan | None:
+def refine_span(text: str, span: EntitySpan, language: str = "en",
+                roles: NameRoles = DECLARED_ROLES) -> EntitySpan | None:
     """A model span without the ordinary words and punctuation at its edges, or None when
     nothing personal is left ("Hi team", "THE", "[LOC] sincerely", "1 March").
 
     Leading greetings and roles go ("Inspector Morse" -> "Morse"); function words at an edge
     go when written in lowercase ("jason from") or when the model's own label holds under
     half the probability (`OWN_EVIDENCE`); punctuation always (". greene", "Nguyen Hue,").
-    Other spans (patterns, rules) only lose surrounding spaces and trailing punctuation.
+    Other spans (patterns, term lists, types without a role in `roles`) only lose surrounding
+    spaces and trailing punctuation.
     """
-    if span.label not in MODEL_TYPES:
+    if not roles.covers(span):
         return _trim_pattern(text, span)
     weak = span.score < OWN_EVIDENCE
+    person = roles.is_role(span.label, EntityRole.PERSON)
     matches = list(_TOKEN_RE.finditer(text, span.start, span.end))
     first, last = 0, len(matches)
     if first < last and _bare(matches[0].group()) in _DEGREES:
@@ -242,7 +250,7 @@ def refine_span(text: str, span: EntitySpan, language: str = "en") -> EntitySpan
         word = matches[index].group()
         if capitals and _bare(word) in _listed()[0]:
             return False
-        return _edge_trimmable(word, weak, leading, language, span.label)
+        return _edge_trimmable(word, weak, leading, language, person)
 
     if first < last and _is_unit(text, matches[0]):
         first += 1   # "37.6 C." (then "Chest X-ray")
@@ -287,19 +295,21 @@ class _Outer(dict):
 _OUTER = _Outer()
 
 
-def _refined(text: str, span: EntitySpan, language: str) -> EntitySpan | None:
-    """`refine_span`, remembered for spans alike in all it reads (see `_AROUND`)."""
-    if span.label not in MODEL_TYPES:
+def _refined(text: str, span: EntitySpan, language: str, roles: NameRoles) -> EntitySpan | None:
+    """`refine_span`, remembered for spans alike in all it reads (see `_AROUND`; its role
+    under `roles` too)."""
+    if not roles.covers(span):
         return _trim_pattern(text, span)
     start, end = span.start, span.end
     if len(_OUTER) > _REFINED_MAX:
         _OUTER.clear()
-    key = (span.label, span.score < OWN_EVIDENCE, language, text[start:end],
+    key = (span.label, roles.is_role(span.label, EntityRole.PERSON), span.score < OWN_EVIDENCE,
+           language, text[start:end],
            _OUTER[text[max(0, start - _AROUND):start]], _OUTER[text[end:end + _AROUND]])
     if key in _REFINED:
         edges = _REFINED[key]
     else:
-        refined = refine_span(text, span, language)
+        refined = refine_span(text, span, language, roles)
         edges = None if refined is None else (refined.start - start, refined.end - start)
         if len(_REFINED) > _REFINED_MAX:
             _REFINED.clear()
@@ -356,33 +366,34 @@ def _context_word(text: str, span: EntitySpan, strong: Sequence[EntitySpan]) -> 
     """A weak model span in lowercase right beside a capitalised model span of its own
     evidence ("misidentified" after "Brian Scott"): a word around a name, not a name (in
     lowercase chat, "linde verboom", it may be one)."""
-    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE \
-        and text[span.start:span.end].islower() \
+    return span.score < OWN_EVIDENCE and text[span.start:span.end].islower() \
         and any(_beside(text, span, other) and not text[other.start:other.end].islower()
                 for other in strong)
 
 
-def refine_spans(text: str, spans: Sequence[EntitySpan],
-                 language: str = "en") -> tuple[EntitySpan, ...]:
+def refine_spans(text: str, spans: Sequence[EntitySpan], language: str = "en",
+                 roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
     """`refine_span` on every span, the dropped ones left out; weak lowercase spans beside a
-    name (`_context_word`), and any in a text that capitalises its sentences, dropped too."""
+    name (`_context_word`), and any in a text that capitalises its sentences, dropped too.
+    `roles`: the model's name types (`name_roles` of its label scheme); only their spans
+    are joined, trimmed or dropped."""
     out = []
-    for span in _join_at_particles(text, spans):
-        refined = _refined(text, span, language)
+    for span in _join_at_particles(text, spans, roles):
+        refined = _refined(text, span, language, roles)
         if refined is not None:
             out.append(refined)
-    strong = sorted((s for s in out if s.label in MODEL_TYPES and s.score >= OWN_EVIDENCE),
+    strong = sorted((s for s in out if roles.covers(s) and s.score >= OWN_EVIDENCE),
                     key=lambda s: s.start)
     starts = [s.start for s in strong]
     cased = is_cased(text)
     products = [m.span() for m in _PRODUCT_RE.finditer(text)] if _PRODUCT_HINT_RE.search(text) else []
     fields = may_label_fields(text)
     # Each test below drops model spans only, and the first three weak ones only.
-    return tuple(s for s in out if s.label not in MODEL_TYPES or not (
+    return tuple(s for s in out if not roles.covers(s) or not (
         s.score < OWN_EVIDENCE and (
             _context_word(text, s, _near(strong, starts, s))
             or cased and (_weak_lowercase(text, s) or _weak_opener(text, s)))
-        or fields and _field_label(text, s) or products and _in_product(s, products)))
+        or fields and _field_label(text, s, roles) or products and _in_product(s, products)))
 
 
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?]\s+|\n)\s*([^\W\d_])")
@@ -413,7 +424,7 @@ def _weak_lowercase(text: str, span: EntitySpan) -> bool:
     """A lowercase model span only the recall-first threshold made ("university", "radio"):
     in cased text, not a name (particles such as "van den" are left to their neighbours)."""
     surface = text[span.start:span.end]
-    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.islower() \
+    return span.score < OWN_EVIDENCE and surface.islower() \
         and not all(t in PARTICLES for t in _TOKEN_RE.findall(surface))
 
 
@@ -440,9 +451,9 @@ def may_label_fields(text: str) -> bool:
     return _FIELD_HINT_RE.search(text) is not None
 
 
-def _field_label(text: str, span: EntitySpan) -> bool:
+def _field_label(text: str, span: EntitySpan, roles: NameRoles = DECLARED_ROLES) -> bool:
     """A model span that names a field of a form, not its value ("Postal address: ...")."""
-    if span.label not in MODEL_TYPES or "\n" in text[span.start:span.end]:
+    if not roles.covers(span) or "\n" in text[span.start:span.end]:
         return False
     if _CITATION_RE.match(text, span.end) and text[max(0, span.start - 2):span.start].strip():
         return True   # "15 U.S.C. §"
@@ -466,8 +477,8 @@ _PRODUCT_HINT_RE = re.compile(r"/\d")
 
 
 def _in_product(span: EntitySpan, products: Sequence[tuple[int, int]]) -> bool:
-    return span.label in MODEL_TYPES and any(a <= span.start and span.end <= b
-                                             for a, b in products)
+    """A (model) span inside a software product token."""
+    return any(a <= span.start and span.end <= b for a, b in products)
 
 
 _OPENER_BEFORE_RE = re.compile(r"(?:^|\n|[.!?][ \t]+)[ \t]*(?:[-•*][ \t]+)?\Z")
@@ -484,32 +495,33 @@ def _weak_opener(text: str, span: EntitySpan) -> bool:
     ("Tin was unchanged", "Net profit rose", "- Led a team"): capitalised by its place, and a
     name to the model by under half its probability; in cased text, a word."""
     surface = text[span.start:span.end]
-    return span.label in MODEL_TYPES and span.score < OWN_EVIDENCE and surface.istitle() \
+    return span.score < OWN_EVIDENCE and surface.istitle() \
         and surface.isalpha() and _next_is_lowercase(text, span.end) \
         and _OPENER_BEFORE_RE.search(text, max(0, span.start - 40), span.start) is not None
 
 
-def _join_at_particles(text: str, spans: Sequence[EntitySpan]) -> list[EntitySpan]:
+def _join_at_particles(text: str, spans: Sequence[EntitySpan], roles: NameRoles) -> list[EntitySpan]:
     """Two model spans with only a space between them, the second opening with a lowercase
     particle ("Frankfurt" + "am Main Institute"), or with only a particle between them
     ("Frankfurt" am "Main", "Julie" d' "Heripon"), are one name: joined, with the label of
     the longer of those the model took on its own evidence, before the particle could be
-    trimmed from an edge."""
+    trimmed from an edge. A joined span is the rule's ("particle_join")."""
     out: list[EntitySpan] = []
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
-        if out and _particle_joins(text, out[-1], span):
+        if out and _particle_joins(text, out[-1], span, roles):
             out[-1] = _joined(out[-1], span)
-            if len(out) > 1 and _particle_joins(text, out[-2], out[-1]):   # "Julie" "d' Heripon"
+            if len(out) > 1 and _particle_joins(text, out[-2], out[-1], roles):   # "Julie" "d' Heripon"
                 out[-2:] = [_joined(out[-2], out[-1])]
             continue
         out.append(span)
     return out
 
 
-def _particle_joins(text: str, last: EntitySpan, span: EntitySpan) -> bool:
+def _particle_joins(text: str, last: EntitySpan, span: EntitySpan,
+                    roles: NameRoles = DECLARED_ROLES) -> bool:
     """Whether two model spans are one name at a particle (see `_join_at_particles`); an
     elided particle tagged alone ("d" + "' Heripon") joins the name after it."""
-    if last.label not in MODEL_TYPES or span.label not in MODEL_TYPES or last.end > span.start:
+    if not roles.covers(last) or not roles.covers(span) or last.end > span.start:
         return False
     between = text[last.end:span.start].strip(" \t")
     if not between:
@@ -531,7 +543,8 @@ _LONE_ELISION_RE = re.compile(r"[dDlL]['’]?")
 def _joined(last: EntitySpan, span: EntitySpan) -> EntitySpan:
     longer = max(last, span, key=lambda s: (s.score >= OWN_EVIDENCE, len(s)))
     return replace(last, end=span.end, label=longer.label, score=max(last.score, span.score),
-                   decision_score=_max_or_none(last.decision_score, span.decision_score))
+                   decision_score=_max_or_none(last.decision_score, span.decision_score),
+                   source=EntitySource.RULE.value, recognizer=PARTICLE_JOIN_RULE)
 
 
 def _max_or_none(a, b):

@@ -11,7 +11,7 @@ import numpy as np
 
 from larvatus.transforms.labels import LabelScheme, Tag
 from larvatus.transforms.ordinary import NAME_PARTICLES, is_function_word
-from larvatus.transforms.records import EncodedDocument, EntitySpan, Vocabulary
+from larvatus.transforms.records import EncodedDocument, EntitySource, EntitySpan, Vocabulary
 
 
 class Aggregation(Vocabulary):
@@ -341,7 +341,7 @@ def decode_entities(
     return tuple(
         EntitySpan(
             start=starts[first], end=ends[last - 1], label=entity,
-            score=_span_mean(word_scores, first, last))
+            score=_span_mean(word_scores, first, last), source=_MODEL, recognizer=entity)
         for first, last, entity in decode_label_runs(word_labels, scheme))
 
 
@@ -443,7 +443,8 @@ def realign(
     first_words, end_words = np.array(firsts, dtype=np.int64), np.array(lasts, dtype=np.int64)
     thresholds = {entity: decision.bar_for(entity) - 1e-6 for entity in set(entities)}
     spans = [
-        EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided)
+        EntitySpan(start, end, entity, score, False, decided >= thresholds[entity], decided,
+                   _MODEL, entity)
         for start, end, entity, score, decided in zip(
             [starts[first] for first in firsts], [ends[last - 1] for last in lasts], entities,
             _span_means(scores, first_words, end_words), _span_maxima(mass, first_words, end_words))
@@ -471,6 +472,9 @@ def _as_names(spans: list[EntitySpan], probs: np.ndarray, scheme: LabelScheme,
             span = replace(span, label=best)
         out.append(span)
     return out
+
+
+_MODEL = EntitySource.MODEL.value
 
 
 class _Words:

@@ -131,6 +131,18 @@ class EncodedDocument:
         return sum(len(w) for w in self.windows)
 
 
+class EntitySource(Vocabulary):
+    """Where an entity came from (as Presidio's recognition metadata): the `source` column."""
+
+    MODEL = "model"            # the network's tagging (its recognizer: the model's entity type)
+    PATTERN = "pattern"        # a pattern recognizer (its recognizer: the kind's label)
+    RULE = "rule"              # a name rule that made or reshaped the span (its recognizer: the rule)
+    TERM_LIST = "term_list"    # an --always-redact term (its recognizer: "always_redact")
+
+
+ENTITY_SOURCES = EntitySource.names()
+
+
 @dataclass(frozen=True)
 class EntitySpan:
     """A detected entity: `text[start:end]` in code points, end-exclusive.
@@ -141,6 +153,9 @@ class EntitySpan:
     the span's label over its words; `decision_score` is the quantity the redaction
     threshold compares (the largest summed probability of the redacted types over its
     words), None for spans no model decision made (patterns, rules, term lists).
+    `source` (an `EntitySource` value, a plain string) and `recognizer` say what found
+    the span: the model and its entity type, a pattern kind, a name rule, or the term list.
+    A propagated mention keeps the source and recognizer of the mention it copies.
     """
 
     start: int
@@ -150,6 +165,10 @@ class EntitySpan:
     propagated: bool = False
     redacted: bool = False
     decision_score: Optional[float] = None
+    # Provenance is metadata, not identity (as Presidio's RecognizerResult compares without
+    # its recognition metadata): two finders of the same span give one entity.
+    source: str = field(default=EntitySource.MODEL.value, compare=False)
+    recognizer: str = field(default="", compare=False)
 
     def __len__(self) -> int:
         return self.end - self.start

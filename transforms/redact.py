@@ -14,10 +14,12 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from larvatus.transforms.chars import normalize_surface
 from larvatus.transforms.edges import settle_edges
+from larvatus.transforms.labels import DECLARED_ROLES, EntityRole, NameRoles
 from larvatus.transforms.names import apply_name_rules
 from larvatus.transforms.ordinary import OWN_EVIDENCE, looks_like_name, refine_spans
 from larvatus.transforms.recognizers.base import keep_disjoint
-from larvatus.transforms.records import EntitySpan, Replacement, SegmentedDocument, Vocabulary
+from larvatus.transforms.records import (
+    EntitySource, EntitySpan, Replacement, SegmentedDocument, Vocabulary)
 
 PSEUDONYM_HEX_DIGITS = 12
 
@@ -106,7 +108,10 @@ class RedactionPolicy:
       propagate: redact every other occurrence of a redacted surface form.
       key_source: where workers read the key (an environment variable or a file).
       keep_terms: words or phrases never redacted (matched whole, in any case).
-      always_redact: (term, label) pairs redacted wherever they stand as whole words.
+      always_redact: (term, label) pairs redacted wherever they stand as whole words
+        (term-list entities: never taken for the model's names, whatever their label).
+      name_roles: the model's name types and their roles (`labels.name_roles` of its label
+        scheme): which spans the name rules, span refinement and list joining read as names.
     """
 
     labels: frozenset[str]
@@ -116,6 +121,7 @@ class RedactionPolicy:
     key_source: Optional[KeySource] = None
     keep_terms: tuple[str, ...] = field(default=(), repr=False)
     always_redact: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    name_roles: NameRoles = DECLARED_ROLES
 
     def __post_init__(self):
         if self.style not in PLACEHOLDER_STYLES:
@@ -312,18 +318,19 @@ OPERATORS: dict[str, Operator] = {
 _LIST_COMMA_RE = re.compile(r",[ \t]+\Z")
 _LIST_LAST_RE = re.compile(r"(?:,?[ \t]+(?:and|AND|And)|[ \t]*&)[ \t]+\Z")
 _NAME_WORD_RE = re.compile(r"[^\W\d_][\w'’.-]*\Z")
-_MODEL_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+NAME_LIST_RULE = "name_list"   # the recognizer of a span `join_name_lists` made
 
 
-def join_name_lists(text: str, spans: Sequence[EntitySpan],
-                    labels: frozenset[str]) -> tuple[EntitySpan, ...]:
+def join_name_lists(text: str, spans: Sequence[EntitySpan], labels: frozenset[str],
+                    roles: NameRoles = DECLARED_ROLES) -> tuple[EntitySpan, ...]:
     """Joins "Taylor, Wiggins and Mcneil" (three or more redacted one-word names separated by
     commas, the last by "and" or "&") into one span, so the firm is one placeholder and no
     word of its name stays visible.
 
-    Only model spans (PER, LOC, ORG, MISC) that are redacted and written with a capital join;
-    the joined span takes ORG when any part is ORG, else the first part's label, and the
-    lowest score of its parts. Other spans pass through unchanged.
+    Only the model's name spans (`roles.covers`) that are redacted and written with a capital
+    join; the joined span (the rule's, "name_list") takes the model's organisation type when
+    any part has it, else the first part's label, and the lowest score of its parts. Other
+    spans pass through unchanged.
     """
     ordered = sorted(spans, key=lambda s: s.start)
     if not any(text.startswith(",", span.end) for span in ordered):
@@ -331,7 +338,7 @@ def join_name_lists(text: str, spans: Sequence[EntitySpan],
 
     def joinable(span: EntitySpan) -> bool:
         word = text[span.start:span.end]
-        return span.label in _MODEL_TYPES and is_redacted(span, labels) \
+        return roles.covers(span) and is_redacted(span, labels) \
             and _NAME_WORD_RE.match(word) is not None and word[0].isupper()
 
     out: list[EntitySpan] = []
@@ -345,9 +352,11 @@ def join_name_lists(text: str, spans: Sequence[EntitySpan],
         if j > i and j + 1 < len(ordered) and joinable(ordered[j + 1]) \
                 and _LIST_LAST_RE.match(text, ordered[j].end, ordered[j + 1].start):
             parts = ordered[i:j + 2]
-            label = "ORG" if any(p.label == "ORG" for p in parts) else parts[0].label
-            out.append(replace(parts[0], end=parts[-1].end, label=label,
-                               score=min(p.score for p in parts), redacted=True))
+            organisation = next((p.label for p in parts
+                                 if roles.is_role(p.label, EntityRole.ORGANISATION)), None)
+            out.append(replace(parts[0], end=parts[-1].end, label=organisation or parts[0].label,
+                               score=min(p.score for p in parts), redacted=True,
+                               source=EntitySource.RULE.value, recognizer=NAME_LIST_RULE))
             i = j + 2
             continue
         out.append(ordered[i])
@@ -399,14 +408,19 @@ def _replacement(start: int, end: int, label: str, placeholder: str) -> Replacem
     return made
 
 
+TERM_LIST_RECOGNIZER = "always_redact"   # the recognizer of every term-list span
+
+
 def term_spans(text: str, terms: Sequence[tuple[str, str]]) -> tuple[EntitySpan, ...]:
-    """Every whole-word occurrence of the always-redact terms (any case), longest first."""
+    """Every whole-word occurrence of the always-redact terms (any case), longest first; their
+    source is the term list, whatever their label."""
     pattern = _terms_pattern(tuple(t for t, _ in terms))
     if pattern is None:
         return ()
     label_of = {normalize_surface(t): label for t, label in terms}
     return tuple(EntitySpan(m.start(), m.end(), label_of.get(normalize_surface(m.group()), "TERM"),
-                            1.0, redacted=True)
+                            1.0, redacted=True, source=EntitySource.TERM_LIST.value,
+                            recognizer=TERM_LIST_RECOGNIZER)
                  for m in pattern.finditer(text))
 
 
@@ -463,13 +477,15 @@ def redact(
     Model spans lose the ordinary words at their edges first (`refine_spans`, with the
     stop words of `language`, then `settle_edges`: openers, labels, other languages' common
     words); always-redact terms join them, keep terms are cut out last.
+    What counts as a model name is read from `policy.name_roles` (the model's label scheme).
     Returns the resolved entities (propagated mentions included; `redacted`
     set on exactly those that were replaced), the redacted text and the
     replacements.
     """
     text = segmented.document.text
+    roles = policy.name_roles
     terms = term_spans(text, policy.always_redact)
-    spans = settle_edges(text, refine_spans(text, spans, language), language)
+    spans = settle_edges(text, refine_spans(text, spans, language, roles), language, roles)
     if terms:
         spans = tuple(s for s in spans if not any(t.contains(s) for t in terms)) + terms
     spans = resolve_overlaps(spans, policy.labels)
@@ -477,8 +493,8 @@ def redact(
         if policy.propagate else ()
     if propagated:
         spans = resolve_overlaps(spans + propagated, policy.labels)
-    spans = join_name_lists(text, spans, policy.labels)
-    spans = apply_name_rules(text, spans, policy.labels)
+    spans = join_name_lists(text, spans, policy.labels, roles)
+    spans = apply_name_rules(text, spans, policy.labels, roles)
     spans = without_kept_terms(text, spans, policy.keep_terms)
     redacted_text, replacements = redact_text(text, spans, policy)
     # `redacted` set where `is_redacted` holds: only an unmarked span of a redacted label changes.

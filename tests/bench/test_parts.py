@@ -369,6 +369,26 @@ def test_rows_digest_ignores_file_splitting_order_and_the_input_folder(tmp_path)
     assert rows_identical.digest(x) == rows_identical.digest(y)
 
 
+def test_rows_digest_leaves_out_only_the_dropped_fields(tmp_path):
+    from bench import rows_identical
+
+    old = {"id": "a", "source": "in.jsonl:1", "entities": [{"start": 0, "label": "PER"}]}
+    new = {"id": "a", "source": "in.jsonl:1", "extra": "x",
+           "entities": [{"start": 0, "label": "PER", "recognizer": "PER"}]}
+    _write_rows(tmp_path / "old", [[old]])
+    _write_rows(tmp_path / "new", [[new]])
+    _write_rows(tmp_path / "other", [[{**new, "entities": [{"start": 1, "label": "PER",
+                                                            "recognizer": "PER"}]}]])
+
+    def digest(name, drop):
+        return rows_identical.digest(rows_identical.folder_rows(tmp_path / name, "/", drop))
+
+    drop = ["extra", "entities.recognizer"]
+    assert digest("old", drop) == digest("new", drop)
+    assert digest("old", []) != digest("new", [])
+    assert digest("other", drop) != digest("old", drop)   # a kept field still counts
+
+
 def test_rows_digest_changes_with_any_value(tmp_path):
     from bench import rows_identical
 

@@ -6,10 +6,13 @@ from dataclasses import replace
 
 from larvatus.transforms import names
 from larvatus.transforms.audit import common_words
+from larvatus.transforms.labels import roles_of_types
 from larvatus.transforms.recognizers import finditer_on_lines
 from larvatus.transforms.records import EntitySpan
 
 LABELS = frozenset({"PER", "LOC", "ORG"})
+ROLES = roles_of_types(("PER", "LOC", "ORG", "MISC"))
+LEGAL_FORM = {"source": "rule", "recognizer": "legal_form"}
 PIECES = ["Müller", "GmbH", "&", "Co.", "KG", "and", "Sons", "sons", "smith", "Ruiz", ",",
           "Inc.", "County", "Court", "COURT", "at", "of", "Glasgow", "Leeds", "University",
           "Nordic", "Freight", "A/S", "the", "limited", "Ltd", "\n", "BV", "van", "Bergen"]
@@ -24,9 +27,9 @@ def _legal_forms_reference(text, spans, labels):
         after = names._FORMS_AFTER_LOWER_RE if text[span.start:span.end].islower() \
             else names._FORMS_AFTER_RE
         m = after.match(text, span.end) if names._redacted_model_span(span, labels) else None
-        parts = names._absorbed(span.end, m.end(), out, span, labels) if m else None
+        parts = names._absorbed(span.end, m.end(), out, span, labels, ROLES) if m else None
         if parts is not None:
-            out = names._extend(out, i, m.end(), parts, label="ORG", redacted=True)
+            out = names._extend(out, i, m.end(), parts, label="ORG", redacted=True, **LEGAL_FORM)
         i += 1
     common = common_words()
     for m in finditer_on_lines(names._FIRM_RE, names._FORM_HINT_RE, text):
@@ -40,7 +43,7 @@ def _legal_forms_reference(text, spans, labels):
             continue
         start, end = m.start("name") + words[-kept].start(), m.end()
         parts = [s for s in out if s.start < end and start < s.end]
-        if any(s.label not in names._MODEL_TYPES for s in parts):
+        if any(not ROLES.covers(s) for s in parts):
             continue
         start = min([start] + [s.start for s in parts])
         end = max([end] + [s.end for s in parts])
@@ -48,7 +51,8 @@ def _legal_forms_reference(text, spans, labels):
             continue
         out = [s for s in out if not any(s is p for p in parts)]
         out.append(EntitySpan(start, end, "ORG", min([names.SCORE_LEGAL_FORM]
-                                                     + [p.score for p in parts]), redacted=True))
+                                                     + [p.score for p in parts]), redacted=True,
+                              **LEGAL_FORM))
     return tuple(sorted(out, key=lambda s: s.start))
 
 
@@ -63,7 +67,7 @@ def _institutions_reference(text, spans, labels):
                     and words[-1].lower() in names._INSTITUTIONS \
                     and names._INSTITUTION_LINK_RE.search(text[last.end:span.start]):
                 out[-1] = replace(last, end=span.end, score=min(last.score, span.score),
-                                  redacted=True)
+                                  redacted=True, source="rule", recognizer="institution_place")
                 continue
         out.append(span)
     return tuple(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 import re
 
+from larvatus.transforms.labels import DECLARED_ROLES
 from larvatus.transforms import ordinary
 from larvatus.transforms.records import EntitySpan
 
@@ -30,7 +31,7 @@ def _random_spans(text: str, rng: random.Random, count: int):
 
 
 def _field_label_reference(text: str, span: EntitySpan) -> bool:
-    if span.label not in ordinary.MODEL_TYPES or "\n" in text[span.start:span.end]:
+    if not DECLARED_ROLES.covers(span) or "\n" in text[span.start:span.end]:
         return False
     if ordinary._CITATION_RE.match(text, span.end) and text[max(0, span.start - 2):span.start].strip():
         return True
@@ -43,7 +44,7 @@ def _field_label_reference(text: str, span: EntitySpan) -> bool:
 
 
 def _particle_joins_reference(text: str, last: EntitySpan, span: EntitySpan) -> bool:
-    if last.label not in ordinary.MODEL_TYPES or span.label not in ordinary.MODEL_TYPES \
+    if not DECLARED_ROLES.covers(last) or not DECLARED_ROLES.covers(span) \
             or last.end > span.start:
         return False
     gap = text[last.end:span.start]
@@ -105,7 +106,7 @@ def test_refined_spans_equal_refine_span_wherever_the_memo_answers():
                     for score in (0.05, 0.9):
                         span = EntitySpan(len(before), len(before) + len(surface), label, score)
                         for language in ("en", "de"):
-                            assert ordinary._refined(text, span, language) \
+                            assert ordinary._refined(text, span, language, DECLARED_ROLES) \
                                 == ordinary.refine_span(text, span, language), (text, span)
     rng = random.Random(23)
     hits = 0
@@ -115,7 +116,7 @@ def test_refined_spans_equal_refine_span_wherever_the_memo_answers():
         language = rng.choice(["en", "de"])
         for span in _random_spans(text, rng, 6):
             before = len(ordinary._REFINED)
-            got = ordinary._refined(text, span, language)
+            got = ordinary._refined(text, span, language, DECLARED_ROLES)
             hits += len(ordinary._REFINED) == before
             assert got == ordinary.refine_span(text, span, language), (text, span, language)
     assert hits > 5_000, hits   # the memo did answer

@@ -89,7 +89,7 @@ def test_aggregations_decode_differently():
     encoded, probs = crafted_aggregation_document()
     results = {agg: realign(encoded, [probs], SCHEME, agg) for agg in ("first", "average", "max")}
     # first: O, I-LOC -> LOC on "Moreau"
-    assert results["first"] == (EntitySpan(10, 16, "LOC", pytest.approx(0.8)),)
+    assert results["first"] == (EntitySpan(10, 16, "LOC", pytest.approx(0.8), recognizer="LOC"),)
     # average: B-PER, I-LOC -> PER "Xanthippe", LOC "Moreau"
     assert [(e.start, e.end, e.label) for e in results["average"]] == [(0, 9, "PER"), (10, 16, "LOC")]
     # max: I-PER, I-LOC -> PER "Xanthippe" (I after nothing opens it), LOC "Moreau"

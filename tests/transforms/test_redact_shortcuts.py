@@ -7,6 +7,7 @@ import pickle
 import random
 from collections import defaultdict
 
+from larvatus.transforms.labels import DECLARED_ROLES
 from larvatus.transforms import redact
 from larvatus.transforms.records import Document, EntitySpan, Replacement
 from larvatus.transforms.segment import segment
@@ -80,7 +81,7 @@ def _join_reference(text, spans, labels):
 
     def joinable(span):
         word = text[span.start:span.end]
-        return span.label in redact._MODEL_TYPES and redact.is_redacted(span, labels) \
+        return DECLARED_ROLES.covers(span) and redact.is_redacted(span, labels) \
             and redact._NAME_WORD_RE.match(word) is not None and word[0].isupper()
 
     out, i = [], 0
@@ -94,7 +95,8 @@ def _join_reference(text, spans, labels):
             parts = ordered[i:j + 2]
             label = "ORG" if any(p.label == "ORG" for p in parts) else parts[0].label
             out.append(dataclasses.replace(parts[0], end=parts[-1].end, label=label,
-                                           score=min(p.score for p in parts), redacted=True))
+                                           score=min(p.score for p in parts), redacted=True,
+                                           source="rule", recognizer="name_list"))
             i = j + 2
             continue
         out.append(ordered[i])

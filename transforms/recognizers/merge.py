@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 
 from larvatus.transforms.recognizers.base import LINE_BREAK_RE, keep_disjoint
 from larvatus.transforms.recognizers.registry import PatternSettings, kinds
-from larvatus.transforms.records import EntitySpan, SegmentedDocument
+from larvatus.transforms.records import EntitySource, EntitySpan, SegmentedDocument
 from larvatus.transforms.separators import fold_separators
 
 
@@ -30,6 +30,7 @@ def find_patterns(text: str,
     Returns:
       Non-overlapping spans sorted by start; offsets are code-point indices into
       `text`, end-exclusive; no span crosses a line break or has whitespace at its edges.
+      Each has source "pattern" and its kind's label as recognizer.
     """
     settings = PatternSettings() if settings is None else settings
     chosen = [kind for kind in kinds() if kind.label in settings.labels]
@@ -37,8 +38,12 @@ def find_patterns(text: str,
     folded = fold_separators(text)
     spans = [span for kind in chosen
              for span in kind.find(folded, settings) if _is_tight(text, span)]
-    return tuple(keep_disjoint(
-        _drop_contained(spans), key=lambda s: (tiers[s.label], -len(s), -s.score, s.start, s.end)))
+    kept = keep_disjoint(
+        _drop_contained(spans), key=lambda s: (tiers[s.label], -len(s), -s.score, s.start, s.end))
+    return tuple(replace(span, source=_PATTERN, recognizer=span.label) for span in kept)
+
+
+_PATTERN = EntitySource.PATTERN.value
 
 
 def _drop_contained(spans: list[EntitySpan]) -> list[EntitySpan]:
