@@ -13,17 +13,16 @@ PARQUET_SUFFIX = ".parquet"
 STAGING_PREFIX = ".larvatus-staging-"      # a run writes here, then moves its files into place
 BEAM_TEMP_PREFIX = "beam-temp-"            # what an interrupted Beam write leaves behind
 PARTIAL_SUFFIX = ".partial"                # _SUMMARY.json.<id>.partial: renamed into place
-MANIFEST_NAME = ".larvatus-manifest.json"  # the files a run published, moved in before them
-# Files a run may publish beside its folders, owned only when a manifest (or an earlier
-# run's summary) lists them: a file of that name that Larvatus did not write is the user's.
+# Files a run may publish beside its folders, owned only when the run's summary names them
+# (`ml_outputs`): a file of that name that Larvatus did not write is the user's.
 EXTRA_NAMES = (ML_TOKENIZER_NAME,)
 
 # What Larvatus writes in an output folder, by exact relative path (anything else there is
-# the user's and is never deleted): the summary, the manifest, the Parquet shards, a
+# the user's and is never deleted): the summary, the Parquet shards, a
 # summary's partial write, Beam's temporary folders inside our folders, and the staging
 # folders of runs (`.larvatus-staging-*`), which hold only what a run put there.
 OWN_PATHS = re.compile("|".join([
-    re.escape(SUMMARY_NAME), re.escape(MANIFEST_NAME),
+    re.escape(SUMMARY_NAME),
     re.escape(ANNOTATIONS_DIR) + "/" + re.escape(ANNOTATIONS_PREFIX) + r"-\d{5,}-of-\d{5,}"
     + re.escape(PARQUET_SUFFIX),
     re.escape(DEAD_LETTERS_DIR) + "/" + re.escape(DEAD_LETTER_PREFIX) + r"-\d{5,}-of-\d{5,}"

@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Callable, Iterator, Optional
 
 from larvatus.layout import (
-    ANNOTATIONS_DIR, DEAD_LETTERS_DIR, EXTRA_NAMES, MANIFEST_NAME, ML_TOKENIZER_NAME,
+    ANNOTATIONS_DIR, DEAD_LETTERS_DIR, EXTRA_NAMES,
     PARTIAL_SUFFIX, STAGING_PREFIX, SUMMARY_NAME, annotation_files_pattern,
     dead_letter_files_pattern, join, own_entry,
 )
@@ -31,7 +31,7 @@ OTHER_HOST_STAGING_AGE_S = 7 * 24 * 3600   # another host's run this old is take
 # the command in its client's retries for ever.
 STORE_CALL_TIMEOUT_S = 60.0
 # Files of the output itself (not leftovers), set aside during a swap and restored on failure.
-_OUTPUT_FILES = (SUMMARY_NAME, MANIFEST_NAME, *EXTRA_NAMES)
+_OUTPUT_FILES = (SUMMARY_NAME, *EXTRA_NAMES)
 
 LOG = logging.getLogger("larvatus")
 
@@ -153,26 +153,22 @@ def _listing(output_dir: str) -> list[str]:
 
 
 def _owned_extras(output_dir: str) -> set[str]:
-    """The EXTRA_NAMES files an earlier run wrote: listed in its manifest, or (a run
-    written before manifests) named in its summary's ML outputs."""
-    owned: set[str] = set()
-    for name, read in ((MANIFEST_NAME, lambda v: v.get("files")),
-                       (SUMMARY_NAME, lambda v: [((v.get("ml_outputs") or {}).get("token_ids")
-                                                  or {}).get("tokenizer")])):
-        try:
-            value = read_json(join(output_dir, name))
-        except (UnreadableJson, OSError):
-            continue
-        listed = read(value) if value is not None else None
-        if isinstance(listed, list):
-            owned |= {item for item in listed if item in EXTRA_NAMES}
-    return owned
+    """The EXTRA_NAMES files the earlier run wrote, as its summary names them (its ML
+    outputs' tokenizer); none when there is no readable summary."""
+    try:
+        summary = read_json(join(output_dir, SUMMARY_NAME))
+    except (UnreadableJson, OSError):
+        return set()
+    ml = (summary or {}).get("ml_outputs")
+    token_ids = ml.get("token_ids") if isinstance(ml, dict) else None
+    named = token_ids.get("tokenizer") if isinstance(token_ids, dict) else None
+    return {named} & set(EXTRA_NAMES)
 
 
 def previous_output(output_dir: str) -> tuple[list[str], bool]:
     """Larvatus's files and folders in `output_dir` (an earlier run's output and leftovers
     of interrupted runs, recognised by exact names: `layout.OWN_PATHS`, and the extra files
-    a manifest lists), and whether the earlier run there completed (its summary, written
+    its summary names), and whether the earlier run there completed (its summary, written
     last, exists). Everything else there is the user's."""
     ours = set()
     for path in _listing(output_dir):
@@ -450,7 +446,7 @@ def publish(staging_dir: str, output_dir: str, summary: dict,
 
     Everything the new output holds is written into the staging folder first: the
     Parquet files (by the job), `extra` (name -> bytes, such as the --emit-token-ids
-    tokenizer), the manifest naming the run's files, and a draft of the summary. Only
+    tokenizer) and a draft of the summary. Only
     then are the earlier run's files set aside (into the staging folder) and the new
     ones moved in; the summary is moved in last and the earlier files deleted after it.
     Any failure on the way (a full disk, a store that stops answering) moves everything
@@ -466,7 +462,6 @@ def publish(staging_dir: str, output_dir: str, summary: dict,
         staged = sorted(own_entry(_relative(p, staging_dir)) or "" for p in _matched(
             [annotation_files_pattern(staging_dir), dead_letter_files_pattern(staging_dir)]))
         staged += sorted(extra)
-        write_json(join(staging_dir, MANIFEST_NAME), {"files": staged})
         draft = copy.deepcopy(summary)
         if verify is not None:
             verify(draft, published_rows(staging_dir))
@@ -475,7 +470,7 @@ def publish(staging_dir: str, output_dir: str, summary: dict,
         raise OutputWriteError(f"the new output could not be written in {output_dir} "
                                f"({_describe(error)})") from error
     with publish_lock(output_dir):
-        _swap(staging_dir, output_dir, [MANIFEST_NAME, *staged], summary, draft, verify)
+        _swap(staging_dir, output_dir, staged, summary, draft, verify)
     discard(staging_dir)
 
 

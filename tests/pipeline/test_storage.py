@@ -213,7 +213,7 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
     # what a killed run leaves: no summary, a staging folder, Beam's temp folder
     (out / "_SUMMARY.json").unlink()
     (out / ".larvatus-staging-0123456789ab" / "annotations").mkdir(parents=True)
-    (out / "annotations" / "beam-temp-annotations-x").mkdir()
+    (out / "annotations" / "beam-temp-annotations-0123456789abcdef0123456789abcdef").mkdir()
     (out / "_SUMMARY.json.0123456789ab.partial").write_text('{"records_in"')
     with pytest.raises(show_module.IncompleteRun, match="incomplete run"):
         show_module.show(str(out))
