@@ -385,8 +385,10 @@ def describe_failure(error: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + "..."
 
 
-def _job_failure(error: Exception, pipeline_options: PipelineOptions, output_dir: str) -> str:
-    """What the command prints when the job failed (not a record: those are dead letters)."""
+def _job_failure(error: Exception, pipeline_options: PipelineOptions, output_dir: str,
+                 left: Optional[str] = None) -> str:
+    """What the command prints when the job failed (not a record: those are dead letters);
+    `left` says why the run's temporary files could not be removed, if they could not."""
     runner = pipeline_options.view_as(StandardOptions).runner
     for cause in _causes(error):
         message = str(cause)
@@ -401,19 +403,21 @@ def _job_failure(error: Exception, pipeline_options: PipelineOptions, output_dir
                         + "; nothing was written to --output")
     reason = describe_failure(error)
     where = f" writing {output_dir}" if "no space left" in reason else ""
-    return (f"the job failed{where}: {reason}; the run's temporary files were removed and "
-            f"any earlier output was left as it was (-v shows Beam's report)")
+    cleaned = ("the run's temporary files were removed and any earlier output was left as it "
+               "was" if left is None else f"any earlier output was left as it was, but {left}")
+    return f"the job failed{where}: {reason}; {cleaned} (-v shows Beam's report)"
 
 
-def _discard(staging: str, made_folders: tuple[str, ...]) -> None:
+def _discard(staging: str, made_folders: tuple[str, ...]) -> Optional[str]:
     """Removes a failed run's staging folder; a store that does not answer is said, not
-    waited on for ever (StoreTimeout), and never hides the failure that brought us here."""
+    waited on for ever (StoreTimeout). Returns what to tell the user if it could not."""
     try:
         storage.discard(staging, made_folders)
     except Exception as error:   # the run's own failure is what the user must see
-        LOG.warning("the run's temporary files in %s could not be removed (%s); delete them, "
-                    "or let the next run with --overwrite do it", staging,
-                    describe_failure(error))
+        return (f"the run's temporary files in {staging} could not be removed "
+                f"({describe_failure(error)}): delete them, or let the next run with "
+                f"--overwrite do it")
+    return None
 
 
 def _probe_model(config: JobConfig) -> str:
@@ -507,12 +511,15 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
                     result.wait_until_finish()
             counters = query_counters(result)
     except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
-        _discard(staging, made_folders)
+        left = _discard(staging, made_folders)
+        if isinstance(error, Exception) and not interrupt.seen:
+            raise JobFailed(_job_failure(error, pipeline_options, config.output_dir,
+                                         left)) from error
+        if left is not None:
+            LOG.warning("%s", left)
         if interrupt.seen and not isinstance(error, KeyboardInterrupt):
             # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
             raise KeyboardInterrupt from error
-        if isinstance(error, Exception):
-            raise JobFailed(_job_failure(error, pipeline_options, config.output_dir)) from error
         raise
     summary = summarize(
         counters, wall_seconds=time.perf_counter() - started,
@@ -526,8 +533,9 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
             storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
                             check_published)
         except storage.OutputWriteError as error:
-            if error.earlier_kept:
-                _discard(staging, made_folders)
+            if error.earlier_kept and _discard(staging, made_folders) is not None:
+                LOG.warning("the run's temporary files in %s could not be removed; delete "
+                            "them, or let the next run with --overwrite do it", staging)
             raise JobFailed(f"{error}; " + (
                 "the new run's files were removed and any earlier output was left as it was"
                 if error.earlier_kept else "the new run's files were kept beside them")) from error
