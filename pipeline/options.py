@@ -94,8 +94,8 @@ Every other argument must be a Beam option (larvatus run --help-beam lists them)
 --setup_file ./setup.py. Arguments after a bare -- go to Beam unchecked (options that only
 a runner's job server knows).
 
-exit status: 0 done; 1 the job ran but failed a check (too many dead letters, counts that
-do not add up); 2 a bad command line, option, input or model (nothing was run); 130
+exit status: 0 done; 1 the job failed (a full disk, a store that stopped answering) or
+failed a check (too many dead letters, counts that do not add up); 2 a bad command line, option, input or model (nothing was run); 130
 interrupted (Ctrl-C)."""
 
 
@@ -307,7 +307,7 @@ def _add_output_args(group) -> None:
                             f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
     group.add_argument("--overwrite", action="store_true", default=False,
                        help="Replace Larvatus files already in --output (only once the "
-                            "new run has finished).")
+                            "new run is wholly written; files of yours there stay).")
     group.add_argument(
         "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
         type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,

@@ -592,7 +592,8 @@ def _beam_help(prog: str) -> str:
 def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
     """`larvatus run`: strict options, logging, then the job; returns the exit status.
 
-    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    0 done; 1 the job failed (a full disk, a store that stopped answering, a runner
+    that cannot start: one line) or failed a check (too many dead letters, counts that do
     not add up or could not be checked); 2 a bad command line, option, input or
     model (nothing ran); 130 interrupted.
     """
