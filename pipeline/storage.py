@@ -406,14 +406,20 @@ def _delete(paths: list[str]) -> None:
                 bounded(f"deleting {path}", _fs().delete, below)
 
 
-def _move(source: str, target: str) -> None:
+def _move(source: str, target: str, parents: set[str]) -> None:
     """Moves one file (a rename locally, Beam's rename elsewhere), making the target's
-    local folder when missing."""
+    folder when missing; `parents` remembers the remote folders made or found."""
     if is_local(source):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         os.rename(source, target)
-    else:
-        bounded(f"moving {source} to {target}", _fs().rename, [source], [target])
+        return
+    parent = target.rsplit("/", 1)[0]
+    if parent not in parents:
+        if not _exists(parent):   # a store with folders needs them; an object store ignores this
+            with contextlib.suppress(OSError):
+                bounded(f"making {parent}", _fs().mkdirs, parent)
+        parents.add(parent)
+    bounded(f"moving {source} to {target}", _fs().rename, [source], [target])
 
 
 def _write_bytes(path: str, content: bytes) -> None:
@@ -487,21 +493,22 @@ def _swap(staging_dir: str, output_dir: str, staged: list[str], summary: dict, d
     earlier = sorted((p for p in old if _is_output_file(_relative(p, output_dir))),
                      key=lambda p: _relative(p, output_dir) != SUMMARY_NAME)
     done: list[tuple[str, str]] = []
+    parents: set[str] = set()
     made = [join(output_dir, sub) for sub in _OUR_DIRS
             if is_local(output_dir) and not os.path.isdir(join(output_dir, sub))]
     try:
         for path in earlier:
             target = join(aside, _relative(path, output_dir))
-            _move(path, target)
+            _move(path, target, parents)
             done.append((path, target))
         for relative in staged:
             source, target = join(staging_dir, relative), join(output_dir, relative)
-            _move(source, target)
+            _move(source, target, parents)
             done.append((source, target))
         if verify is not None:
             verify(summary, published_rows(output_dir))
         if summary == draft:
-            _move(join(staging_dir, SUMMARY_NAME), join(output_dir, SUMMARY_NAME))
+            _move(join(staging_dir, SUMMARY_NAME), join(output_dir, SUMMARY_NAME), parents)
         else:
             write_json(join(output_dir, SUMMARY_NAME), summary)
     except BaseException as error:
@@ -527,7 +534,7 @@ def _undo(done: list[tuple[str, str]], made: list[str]) -> bool:
     restored = True
     for source, target in reversed(done):
         try:
-            _move(target, source)
+            _move(target, source, set())
         except Exception as error:   # keep going: put back as much as can be
             LOG.error("could not move %s back to %s (%s)", target, source, _describe(error))
             restored = False

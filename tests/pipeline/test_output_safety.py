@@ -107,11 +107,11 @@ def test_a_failed_swap_moves_every_file_back(tmp_path, rigged_model_dir, monkeyp
     real_move = storage._move
     moves = []
 
-    def fail_on_the_third_move(source_path, target_path):
+    def fail_on_the_third_move(source_path, target_path, parents):
         moves.append(source_path)
         if len(moves) == 3:
             raise storage.StoreTimeout(110, "the store did not answer within 60 s")
-        real_move(source_path, target_path)
+        real_move(source_path, target_path, parents)
 
     monkeypatch.setattr(storage, "_move", fail_on_the_third_move)
     assert main(args(write_docs(tmp_path / "two.jsonl", n=2), out, rigged_model_dir, "-q",

@@ -412,7 +412,7 @@ def test_output_on_an_object_store_without_folders(tmp_path, rigged_model_dir, m
     # what an interrupted run leaves there: objects, no summary
     (stored / "_SUMMARY.json").unlink()
     for leftover in (".larvatus-staging-0123456789ab/annotations/annotations-00000-of-00001.parquet",
-                     "annotations/beam-temp-annotations-1f2e/0d9c.parquet"):
+                     "annotations/beam-temp-annotations-1f2e3d4c5b6a79880123456789abcdef/0d9c.parquet"):
         (stored / leftover).parent.mkdir(parents=True, exist_ok=True)
         (stored / leftover).write_bytes(b"PAR1")
     with pytest.raises(show_module.IncompleteRun, match="incomplete run"):
