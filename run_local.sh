@@ -45,7 +45,7 @@ install ""
 # The next step a finished run prints is a command that works from the user's shell.
 export LARVATUS_COMMAND=./run_local.sh
 case "${1:-}" in
-  show|report|evaluate|export|train|help|--help|-h|--version|-V)
+  show|report|estimate|evaluate|export|train|help|--help|-h|--version|-V)
     exec python -m larvatus.cli "$@" ;;
   run) shift ;;
 esac

@@ -13,7 +13,9 @@ RUNTIME = [
     "pycryptodome>=3.18",      # Keccak-256 for Ethereum addresses' EIP-55 checksum
     "tqdm>=4.60",              # the progress bar of `larvatus run` (spaCy needs it anyway)
     "onnx>=1.16",              # derives the fp16 GPU graph from the int8 model (models/variants.py)
+    "sympy>=1.12",             # ONNX Runtime's float16 converter imports it (the same derivation)
     "py3langid>=0.3",          # per-document language (its model ships in the wheel)
+    "faker>=30",               # `larvatus estimate`: realistic names, addresses and numbers per locale
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.

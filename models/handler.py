@@ -1,13 +1,12 @@
-"""RunInference ModelHandler running an ONNX token classifier on padded, length-sorted batches."""
+"""An ONNX token classifier on padded, length-sorted batches (Beam-free; `larvatus.models.beam_handler` adapts it to RunInference)."""
 from __future__ import annotations
 
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
-from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from larvatus.models.batching import flatten_windows, run_in_batches, split_per_document
 from larvatus.models.model_dir import ModelError, ModelSpec, cache_root, where
@@ -91,11 +90,11 @@ def cuda_present() -> bool:
     return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
 
 
-class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]):
-    """Loads the ONNX model once per worker and tags every window of each document.
+class OnnxTokenClassifier:
+    """Loads the ONNX model once per process and tags every window of each document.
 
-    An element is a whole EncodedDocument: RunInference batches documents by
-    their token count, and `run_inference` flattens their windows, sorts them by
+    An element is a whole EncodedDocument: a driver batches documents (Beam's
+    RunInference by their token count), and `predict_documents` flattens their windows, sorts them by
     length and runs padded sub-batches within `batch_tokens`. The inference for
     a document is a list of per-window label probabilities over the content
     pieces ([CLS] and [SEP] stripped), or an InferenceFailure.
@@ -146,16 +145,10 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         if embedding_layer is not None and embedding_layer not in spec.hidden_outputs:
             raise ModelError(missing_hidden_states(spec, embedding_layer))
         self._embedding_layer = embedding_layer
-        budget = max(MIN_DOCUMENT_BATCH_TOKENS, 4 * (batch_tokens or CPU_BATCH_TOKENS))
-        super().__init__(
-            min_batch_size=budget, max_batch_size=budget,
-            element_size_fn=_document_tokens, model_copies=model_copies,
-            large_model=large_model)
 
     def sessions_per_machine(self, cores: int) -> int:
-        """How many ONNX Runtime sessions compete for this machine's cores."""
-        shared = self.model_copies() if self.share_model_across_processes() else None
-        return sessions_sharing_cores(cores, self._processes_per_machine, shared)
+        """How many ONNX Runtime sessions compete for this machine's cores (one per process here)."""
+        return sessions_sharing_cores(cores, self._processes_per_machine, None)
 
     def session_threads(self, cores: Optional[int] = None) -> tuple[int, bool]:
         """Intra-op threads for one session and whether its threads may spin (`larvatus.models.runners`)."""
@@ -273,18 +266,16 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
         """Label probabilities for each window's content pieces (through a proxy when shared)."""
         return model.predict(windows)
 
-    def run_inference(
-        self, batch: Sequence[EncodedDocument], model: LoadedModel,
-        inference_args: Optional[dict[str, Any]] = None,
-    ) -> Iterable[PredictionResult]:
+    def predict_documents(self, batch: Sequence[EncodedDocument], model: LoadedModel) -> list:
+        """Each document's inference: its windows' probabilities (a WindowPredictions with
+        hidden states), or an InferenceFailure for a document whose windows fail alone."""
         try:
             flat = self.run_windows(model, flatten_windows(batch))
         except Exception:  # isolate the document that fails, keep the others
             LOG.warning("a batch of %d documents failed inference; retrying one by one",
                         len(batch))
             return [self._run_one(model, doc) for doc in batch]
-        return [PredictionResult(doc, self._per_document(probs), self._spec.name)
-                for doc, probs in zip(batch, split_per_document(batch, flat))]
+        return [self._per_document(probs) for probs in split_per_document(batch, flat)]
 
     def _per_document(self, results: list):
         """A document's window results: a list of probabilities, or with hidden states a WindowPredictions."""
@@ -292,20 +283,23 @@ class OnnxTokenClassifierHandler(ModelHandler[EncodedDocument, Any, LoadedModel]
             return results
         return WindowPredictions(tuple(r[0] for r in results), tuple(r[1] for r in results))
 
-    def _run_one(self, model: LoadedModel, doc: EncodedDocument) -> PredictionResult:
+    def _run_one(self, model: LoadedModel, doc: EncodedDocument):
         try:
-            return PredictionResult(
-                doc, self._per_document(self.run_windows(model, doc.windows)), self._spec.name)
+            return self._per_document(self.run_windows(model, doc.windows))
         except Exception as error:
-            return PredictionResult(
-                doc, InferenceFailure(f"{type(error).__name__}: {str(error)[:300]}"),
-                self._spec.name)
-
-    def get_metrics_namespace(self) -> str:
-        return "larvatus_inference"
+            return InferenceFailure(f"{type(error).__name__}: {str(error)[:300]}")
 
 
-def _document_tokens(element) -> int:
+def document_tokens(element) -> int:
     """Batch weight of a document (or a keyed one): its padded-free token count."""
     doc = element[1] if isinstance(element, tuple) else element
     return max(doc.num_tokens, 1)
+
+
+def __getattr__(name: str):
+    """`OnnxTokenClassifierHandler`, Beam's adapter, imported on first use (it loads Beam)."""
+    if name == "OnnxTokenClassifierHandler":
+        from larvatus.models.beam_handler import OnnxTokenClassifierHandler
+
+        return OnnxTokenClassifierHandler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

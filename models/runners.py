@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from apache_beam.options.pipeline_options import (
-    DebugOptions, DirectOptions, PipelineOptions, PortableOptions, StandardOptions,
-)
+if TYPE_CHECKING:   # Beam is imported where a runner's options are read, not by the Redactor
+    from apache_beam.options.pipeline_options import PipelineOptions
 
 # Runners whose workers are processes or threads of this machine's DirectRunner.
 DIRECT_RUNNERS = ("DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner",
@@ -26,6 +25,10 @@ def processes_per_machine(options: PipelineOptions) -> int:
     (Flink, Spark, PortableRunner): --sdk_worker_parallelism (0: the runner
     decides, counted as one per core). The handler splits the cores between them.
     """
+    from apache_beam.options.pipeline_options import (
+        DebugOptions, DirectOptions, PortableOptions, StandardOptions,
+    )
+
     standard = options.view_as(StandardOptions)
     runner = standard.runner if isinstance(standard.runner, str) else \
         type(standard.runner).__name__ if standard.runner else "DirectRunner"
@@ -55,6 +58,8 @@ def is_local_runner(runner) -> bool:
 
 def runs_locally(options: PipelineOptions) -> bool:
     """Whether the options' runner runs the workers on this machine (progress, worker log levels)."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
     return is_local_runner(options.view_as(StandardOptions).runner)
 
 

@@ -12,6 +12,8 @@ from typing import Optional
 
 import numpy as np
 
+from larvatus.models.model_dir import ModelError
+
 LOG = logging.getLogger(__name__)
 MS_DOMAIN = "com.microsoft"
 # Bumped whenever the derivation changes, so that a cached variant is never reused across versions.
@@ -296,27 +298,33 @@ def cached_fp16(source: str | os.PathLike, cache: Path) -> Path:
     return target
 
 
+class VariantUnavailable(ModelError):
+    """CUDA was to run a dynamic-int8 file whose fp16 variant cannot be derived here."""
+
+
 def cuda_graph(onnx_path: str, batch_dependent: bool, cache_dir) -> CudaGraph:
     """The graph to run on CUDA for a model's CUDA file.
 
     A dynamically quantized file (its quantization runs on the CPU, with a copy
     to and from the GPU around every layer) is replaced by its cached fp16
-    variant; when that cannot be derived here the int8 file is kept and the
-    note says why, for the caller to warn. `cache_dir` is called only when needed.
+    variant; when that cannot be derived here, VariantUnavailable says why and
+    what to do (never a quiet fall-back to the int8 graph, many times slower on
+    a GPU). `cache_dir` is called only when needed.
     """
     if not batch_dependent:
         return CudaGraph(onnx_path, False)
     try:
         path = cached_fp16(onnx_path, cache_dir())
     except ImportError as error:
-        why = f"the onnx package is missing ({error}); pip install onnx"
-    except Exception as error:  # VariantError, a foreign graph, a full disk: keep int8, say so
+        why = (f"a package it needs is missing ({error}); reinstall Larvatus with its "
+               f"dependencies (onnx and sympy are among them)")
+    except Exception as error:  # VariantError, a foreign graph, a full disk
         why = f"{type(error).__name__}: {str(error)[:300]}"
     else:
         return CudaGraph(str(path), False, f"fp16 variant derived from {os.path.basename(onnx_path)}")
-    return CudaGraph(onnx_path, True, (
+    raise VariantUnavailable(
         f"{os.path.basename(onnx_path)} is a dynamically quantized int8 graph, which ONNX "
         f"Runtime runs on the CPU even under CUDA (with copies to and from the GPU around "
         f"every layer), and its fp16 GPU variant could not be derived: {why}. Export an "
         f"fp16 file for CUDA (`python -m larvatus.models.export --precision fp16,int8`) or "
-        f"run with --device cpu."))
+        f"run with --device cpu.")

@@ -7,13 +7,17 @@ from larvatus.logs import install_noise_filter
 # command (--help included); it says nothing about a Larvatus job.
 install_noise_filter()
 
-__all__ = ["Redactor", "DocumentError"]
+__all__ = ["Redactor", "DocumentError", "DeadLetter"]
 
 
 def __getattr__(name: str):
-    """`larvatus.Redactor` and `larvatus.DocumentError`, imported on first use so that
-    `import larvatus` stays light (the API loads Beam's option parser and ONNX Runtime)."""
+    """`larvatus.Redactor`, `larvatus.DocumentError` and `larvatus.DeadLetter`, imported on
+    first use so that `import larvatus` stays light (the API loads spaCy and ONNX Runtime)."""
     if name in __all__:
+        if name == "DeadLetter":
+            from larvatus.transforms.records import DeadLetter
+
+            return DeadLetter
         from larvatus import api
 
         return getattr(api, name)

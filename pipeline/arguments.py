@@ -25,6 +25,8 @@ def beam_parser() -> argparse.ArgumentParser:
     """
     from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
+    from larvatus.beam_options import LarvatusOptions  # noqa: F401  (one of the subclasses)
+
     class Strict(_BeamArgumentParser):
         def error(self, message: str) -> NoReturn:
             raise UsageError(message)

@@ -7,12 +7,14 @@ from importlib import metadata
 from typing import Optional, Sequence
 
 from larvatus.arguments import closest, exit_with, report_usage_error
+from larvatus.pipes import guard_standard_streams, stdout_reader_left
 
 PROG = "larvatus"
 # command -> (module whose main(argv, prog) runs it, one line for the command list)
 COMMANDS = {
     "run": ("larvatus.run", "annotate and redact a corpus (an Apache Beam job)"),
     "show": ("larvatus.show", "print a finished job's counts and a few redacted examples"),
+    "estimate": ("larvatus.estimate", "estimate what gets through on your corpus, by planting known items"),
     "report": ("larvatus.report", "write a finished job's HTML report"),
     "evaluate": ("larvatus.models.evaluate", "score a model directory on CoNLL data"),
     "export": ("larvatus.models.export", "turn a Hugging Face NER checkpoint into a --model directory"),
@@ -95,8 +97,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     module = importlib.import_module(COMMANDS[first][0])
     try:
         return module.main(rest, prog=f"{PROG} {first}")
-    except BrokenPipeError:   # `larvatus run --help-beam | head`
-        sys.stderr.close()
+    except BrokenPipeError:   # `larvatus run --help-beam | head`: stdout's reader has left
+        stdout_reader_left()
         return 0
 
 
@@ -105,6 +107,7 @@ READ_ONLY_COMMANDS = ("show", "report")   # they leave at once when done (see ex
 
 def console_main() -> None:
     """The `larvatus` console script."""
+    guard_standard_streams()   # `larvatus show OUT | head -5`: a reader may stop early
     status = main()
     exit_with(status, hard=len(sys.argv) > 1 and sys.argv[1] in READ_ONLY_COMMANDS)
 

@@ -10,20 +10,21 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.ml.inference.base import KeyedModelHandler, RunInference
 from apache_beam.options.value_provider import StaticValueProvider
 
-from larvatus.models.handler import OnnxTokenClassifierHandler
+from larvatus.models.beam_handler import OnnxTokenClassifierHandler
 from larvatus.models.model_dir import ModelSpec
-from larvatus import remote, schemas
+from larvatus import beam_stages, remote, schemas
+from larvatus.key_files import read_secret_file
 from larvatus.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
 )
 from larvatus.transforms import stages
-from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.encode import EncodeSettings
 from larvatus.transforms.mlout import MlSettings
 from larvatus.transforms.recognizers import PatternSettings
 from larvatus.transforms.progress import progress_file
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.redact import RedactionPolicy
+from larvatus.transforms.settings import AnnotationSettings
 
 # Beam's defaults (1,000 rows, 64 MiB row groups) make peak memory grow with the corpus
 # until the buffers fill; small buffers keep it flat (1.245x -> 1.03x for 10x documents).
@@ -32,37 +33,42 @@ PARQUET_BUFFER = {"record_batch_size": 100, "row_group_buffer_size": 8 * 1024 * 
 
 @dataclass(frozen=True)
 class JobConfig:
-    """Everything the graph needs, resolved and checked from the options."""
+    """Everything the graph needs, resolved and checked from the options: where the
+    documents come from and go, how the runner shares the model, and the annotation
+    settings (`larvatus.transforms.settings.AnnotationSettings`, the Redactor's too)."""
 
     input_pattern: str
     output_dir: str
     input_format: str
     id_field: str
     text_field: str
-    max_chars: int
-    spec: ModelSpec
-    device: str
-    batch_tokens: Optional[int]
-    intra_op_threads: int
-    encode_settings: EncodeSettings
-    aggregation: str
-    policy: RedactionPolicy
-    keep_text: bool
-    patterns: PatternSettings = PatternSettings(labels=frozenset())
-    decision: Optional[RedactionDecision] = None
+    settings: AnnotationSettings
     processes_per_machine: int = 1
     model_copies: Optional[int] = None
     large_model: bool = False
-    record_timeout: Optional[float] = DEFAULT_RECORD_TIMEOUT   # per document and stage; None: no limit
     input_base: str = ""   # sources and fallback ids are relative to it (larvatus.transforms.read.input_base)
     text_ids: str = "path"   # text input: ids from the relative path, or its hash
     # A local folder where workers keep running totals for the progress line
     # (transforms/progress.py); None: no progress reporting.
     progress_dir: Optional[str] = None
-    ml: Optional[MlSettings] = None   # --emit-token-ids / --emit-embeddings; None: neither
     # The job's filesystem options (S3 endpoint, keys...), which every worker stage carries
     store: remote.StoreOptions = remote.StoreOptions()
     keep_fields: tuple[str, ...] = ()   # input fields carried into the annotations as is
+
+    # The annotation settings, read through the job's config.
+    spec = property(lambda self: self.settings.spec)
+    max_chars = property(lambda self: self.settings.max_chars)
+    device = property(lambda self: self.settings.device)
+    batch_tokens = property(lambda self: self.settings.batch_tokens)
+    intra_op_threads = property(lambda self: self.settings.intra_op_threads)
+    encode_settings = property(lambda self: self.settings.encode_settings)
+    aggregation = property(lambda self: self.settings.aggregation)
+    policy = property(lambda self: self.settings.policy)
+    keep_text = property(lambda self: self.settings.keep_text)
+    patterns = property(lambda self: self.settings.patterns)
+    decision = property(lambda self: self.settings.decision)
+    record_timeout = property(lambda self: self.settings.record_timeout)
+    ml = property(lambda self: self.settings.ml)
 
     @property
     def window_length(self) -> int:
@@ -79,7 +85,7 @@ class JobConfig:
 
     @property
     def model_info(self) -> dict:
-        return {"name": self.spec.name, "sha256": self.spec.sha256}
+        return self.settings.model_info
 
     def handler(self) -> OnnxTokenClassifierHandler:
         return OnnxTokenClassifierHandler(
@@ -87,7 +93,7 @@ class JobConfig:
             intra_op_threads=self.intra_op_threads,
             processes_per_machine=self.processes_per_machine,
             model_copies=self.model_copies, large_model=self.large_model,
-            embedding_layer=self.ml.embeddings.layer if self.ml and self.ml.embeddings else None)
+            embedding_layer=self.settings.embedding_layer)
 
 
 STAGE_BATCH = 16   # documents per hand-off to a stage chain's worker thread
@@ -103,31 +109,42 @@ class AnnotateDocuments(beam.PTransform):
     def expand(self, documents):
         config = self._config
         timeout = config.record_timeout
+        # The declared stages (larvatus.transforms.stages.declare); the model runs in
+        # RunInference, with the same classifier class wrapped as a ModelHandler.
+        handler = config.handler()
+        declared = stages.declare(config.settings, handler, read_secret_file)
         # One Beam step on each side of the model, one hand-off to the budget's worker
         # thread per STAGE_BATCH documents; each stage still timed, counted, budgeted and
         # dead-lettered under its own name.
-        encoded = documents | "SegmentAndEncode" >> beam.ParDo(stages.StageChain(
-            [stages.Segment(), stages.Encode(config.spec, config.encode_settings)],
-            timeout, STAGE_BATCH)).with_outputs(stages.DEAD, main="ok")
+        encoded = documents | "SegmentAndEncode" >> beam.ParDo(beam_stages.BeamStageChain(
+            declared.before_model, timeout, STAGE_BATCH)).with_outputs(beam_stages.DEAD, main="ok")
         inferred, failed = (
             encoded.ok
-            | "RunInference" >> RunInference(KeyedModelHandler(config.handler()))
+            | "KeyBySource" >> beam.Map(_keyed)
+            | "RunInference" >> RunInference(KeyedModelHandler(handler))
             .with_exception_handling())
-        after_model = [
-            stages.Realign(config.spec.scheme, config.aggregation, config.decision,
-                           ml=config.ml),
-            stages.DetectPatterns(config.patterns), stages.Redact(config.policy),
-            stages.AuditRedacted()]
-        if config.ml is not None:
-            after_model.append(stages.EmitMlOutputs(config.ml))
-        annotated = inferred | "Annotate" >> beam.ParDo(stages.StageChain(
-            after_model, timeout, STAGE_BATCH)).with_outputs(stages.DEAD, main="ok")
+        annotated = (
+            inferred
+            | "Predictions" >> beam.MapTuple(_inferred)
+            | "Annotate" >> beam.ParDo(beam_stages.BeamStageChain(
+                declared.after_model, timeout, STAGE_BATCH)).with_outputs(
+                    beam_stages.DEAD, main="ok"))
         failed_inference = failed.failed_inferences | "FailedInference" >> beam.ParDo(
-            stages.FailedInferenceToDeadLetters())
+            beam_stages.FailedInferenceToDeadLetters())
         done = annotated.ok
-        dead = (encoded[stages.DEAD], annotated[stages.DEAD], failed_inference) \
+        dead = (encoded[beam_stages.DEAD], annotated[beam_stages.DEAD], failed_inference) \
             | "MergeDeadLetters" >> beam.Flatten()
-        return {"annotated": done, stages.DEAD: dead}
+        return {"annotated": done, beam_stages.DEAD: dead}
+
+
+def _keyed(encoded):
+    """An encoded document keyed by its source, for the keyed model handler."""
+    return encoded.segmented.document.source, encoded
+
+
+def _inferred(source, result) -> stages.Inferred:
+    """RunInference's PredictionResult as the Realign stage's input."""
+    return stages.Inferred(result.example, result.inference)
 
 
 class ReadDocuments(beam.PTransform):
@@ -145,12 +162,12 @@ class ReadDocuments(beam.PTransform):
             | "MatchFiles" >> beam.ParDo(MatchInput(
                 config.store, (config.input_pattern, config.output_dir, config.spec.location)))
             | "ReadMatches" >> fileio.ReadMatches()
-            | "ParseRecords" >> beam.ParDo(stages.ReadRecords(
+            | "ParseRecords" >> beam.ParDo(beam_stages.ReadRecords(
                 config.input_format, config.id_field, config.text_field, config.max_chars,
                 base=config.input_base, hash_text_ids=config.text_ids == "hash",
                 progress_dir=config.progress_dir, text_id_key=config.policy.key_source,
                 keep_fields=config.keep_fields))
-            .with_outputs(stages.DEAD, main="ok"))
+            .with_outputs(beam_stages.DEAD, main="ok"))
 
 
 class MatchInput(beam.DoFn):
@@ -200,13 +217,13 @@ class ToAnnotationRow(beam.DoFn):
         self._progress = progress_file(self._progress_dir)
 
     def process(self, doc):
-        stages.count("records_out")
+        beam_stages.count("records_out")
         if self._progress is not None:
             self._progress.add(documents=1, words=doc.num_words)
         yield self._columns.row(doc, self._model)
 
     def finish_bundle(self):
-        stages.flush_progress(self._progress_dir)
+        beam_stages.flush_progress(self._progress_dir)
 
 
 class ToDeadLetterRow(beam.DoFn):
@@ -225,7 +242,7 @@ class ToDeadLetterRow(beam.DoFn):
         yield schemas.dead_letter_row(letter)
 
     def finish_bundle(self):
-        stages.flush_progress(self._progress_dir)
+        beam_stages.flush_progress(self._progress_dir)
 
 
 def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
@@ -236,7 +253,7 @@ def build(pipeline: beam.Pipeline, config: JobConfig) -> dict:
     documents = (read.ok | "SpreadDocuments" >> beam.Reshuffle()
                  | "StoreOptions" >> beam.Map(_same, config.store))
     annotated = documents | "Annotate" >> AnnotateDocuments(config)
-    dead = (read[stages.DEAD], annotated[stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
+    dead = (read[beam_stages.DEAD], annotated[beam_stages.DEAD]) | "AllDeadLetters" >> beam.Flatten()
     (annotated["annotated"]
      | "ToRows" >> beam.ParDo(ToAnnotationRow(
          config.model_info, config.columns, config.progress_dir))

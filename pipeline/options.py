@@ -1,10 +1,8 @@
-"""Larvatus command-line options, as a Beam PipelineOptions subclass, and their checks."""
+"""Larvatus command-line options and their checks (Beam-free: `LarvatusOptions`, Beam's view of them, loads on first use)."""
 from __future__ import annotations
 
 import argparse
 from typing import Sequence
-
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from larvatus.models.handler import DEVICE_CHOICES
 from larvatus.models.model_dir import EMBEDDED_DEFAULT
@@ -18,7 +16,7 @@ from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS, pattern_label
 from larvatus.transforms.redact import (
     MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
 )
-from larvatus.transforms.stages import read_secret_file
+from larvatus.key_files import read_secret_file
 
 DEFAULT_KEY_ENV = "LARVATUS_PSEUDONYM_KEY"
 DEFAULT_LABELS_WORD, ALL_LABELS_WORD, NO_LABELS_WORD = "default", "all", "none"
@@ -103,15 +101,22 @@ class OptionsError(ValueError):
     """Bad command-line options: the job stops before it starts."""
 
 
-class LarvatusOptions(PipelineOptions):
-    """Options of the Larvatus job; every other argument goes to Beam."""
+def add_job_args(parser: argparse.ArgumentParser) -> None:
+    """The Larvatus job's options (one group), on `larvatus run`'s parser or Beam's."""
+    group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
+    for add in (_add_input_args, _add_model_args, _add_redaction_args, _add_inference_args,
+                _add_ml_output_args, _add_output_args):
+        add(group)
 
-    @classmethod
-    def _add_argparse_args(cls, parser: argparse.ArgumentParser) -> None:
-        group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
-        for add in (_add_input_args, _add_model_args, _add_redaction_args, _add_inference_args,
-                    _add_ml_output_args, _add_output_args):
-            add(group)
+
+def __getattr__(name: str):
+    """`LarvatusOptions`, the options as a Beam PipelineOptions view, imported on first use
+    so that the option table and its checks load no Beam module (the Redactor uses them)."""
+    if name == "LarvatusOptions":
+        from larvatus.beam_options import LarvatusOptions
+
+        return LarvatusOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _format_help() -> str:
@@ -355,7 +360,7 @@ def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.Argu
                     "Apache Beam. Writes Parquet annotations, dead letters and _SUMMARY.json "
                     "to --output.",
         epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    LarvatusOptions._add_argparse_args(parser)  # pylint: disable=protected-access
+    add_job_args(parser)
     add_launcher_args(parser)
     return parser
 
@@ -422,7 +427,7 @@ def resolve_phone_regions(value: str) -> tuple[str, ...]:
     return tuple(regions)
 
 
-def pseudonym_key_source(options: LarvatusOptions) -> KeySource | None:
+def pseudonym_key_source(options) -> KeySource | None:
     """Where workers will read the pseudonym key, checked now so that a missing key fails at start.
 
     Only the reference (a variable's name, a file's path) goes into the job;

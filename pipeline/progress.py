@@ -16,6 +16,18 @@ BAR_REFRESH_SECONDS = 0.5
 STARTING = "starting (Beam and the model are loading)"
 BAR_STEPS = 1000
 TERMINAL_STATES = ("DONE", "FAILED", "CANCELLED", "UPDATED", "DRAINED")
+# A rate needs this long a span of documents flowing; an ETA needs as long a span and this
+# share of the job done within it (before, the model's start-up would stretch it absurdly).
+MIN_RATE_SECONDS = 1.0
+MIN_ETA_SECONDS = 5.0
+MIN_ETA_PROGRESS = 0.05
+# In a log, a line whose totals have not moved is repeated only this often.
+REPEAT_UNCHANGED_SECONDS = 60.0
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 document`, `2 documents`, `1,234 words`."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def human_bytes(size: float) -> str:
@@ -35,17 +47,30 @@ def human_seconds(seconds: float) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snapshot:
-    """Totals at one moment, with the rates and ETA they imply."""
+    """Totals at one moment, with the rate and ETA they imply.
+
+    The clock starts when the first finished document is seen (`seconds` since then;
+    0 before), not at the first byte read: the model loads on the workers in between,
+    and a rate or ETA over that wait says nothing about the rest of the job. The
+    share done and the words at that moment are kept, so that both are measured on
+    what was done while the clock ran.
+    """
 
     totals: dict
-    seconds: float            # since the first document or byte was seen
+    seconds: float
     total_bytes: Optional[int]
+    done_at_start: float = 0.0
+    words_at_start: int = 0
 
     @property
-    def words_per_second(self) -> float:
-        return self.totals[WORDS] / self.seconds if self.seconds > 0 else 0.0
+    def words_per_second(self) -> Optional[float]:
+        """Words a second while the clock ran; None until it has run MIN_RATE_SECONDS."""
+        gained = self.totals[WORDS] - self.words_at_start
+        if self.seconds < MIN_RATE_SECONDS or gained <= 0:
+            return None
+        return gained / self.seconds
 
     @property
     def read_fraction(self) -> Optional[float]:
@@ -66,29 +91,39 @@ class Snapshot:
 
     @property
     def eta_seconds(self) -> Optional[float]:
+        """Seconds left at the pace since the clock started; None until that pace rests on
+        MIN_ETA_SECONDS and MIN_ETA_PROGRESS of the job."""
         fraction = self.fraction
-        if fraction is None or fraction <= 0 or self.seconds <= 0:
+        if fraction is None or fraction >= 1:
             return None
-        return self.seconds * (1 - fraction) / fraction
+        gained = fraction - self.done_at_start
+        if self.seconds < MIN_ETA_SECONDS or gained < MIN_ETA_PROGRESS:
+            return None
+        return self.seconds * (1 - fraction) / gained
 
     def counts_text(self) -> str:
         t = self.totals
         dead = f" ({t[DEAD_LETTERED]:,} dead-lettered)" if t[DEAD_LETTERED] else ""
-        return f"{t[DOCUMENTS]:,} documents{dead}, {t[WORDS]:,} words"
+        return f"{plural(t[DOCUMENTS], 'document')}{dead}, {plural(t[WORDS], 'word')}"
+
+    def rate_text(self) -> str:
+        rate = self.words_per_second
+        return "" if rate is None else f"{rate:,.0f} words/s"
 
     def line(self) -> str:
         if not any(self.totals.values()):
             return f"{STARTING}, no document done yet"
-        parts = [self.counts_text()]
-        if self.seconds > 0 and self.totals[WORDS]:
-            parts.append(f"{self.words_per_second:,.0f} words/s")
+        read = (f"{self.read_fraction:.0%} of {human_bytes(self.total_bytes)} read"
+                if self.read_fraction is not None else "")
+        if not self.totals[DOCUMENTS]:
+            return ", ".join(filter(None, ["no document done yet", read]))
+        parts = [self.counts_text(), self.rate_text()]
         if self.fraction is not None:
-            parts.append(f"{self.read_fraction:.0%} of {human_bytes(self.total_bytes)} read, "
-                         f"{self.fraction:.0%} done")
+            parts.append(f"{read}, {self.fraction:.0%} done")
         eta = self.eta_seconds
-        if eta is not None and self.fraction < 1:
+        if eta is not None:
             parts.append(f"ETA {human_seconds(eta)}")
-        return ", ".join(parts)
+        return ", ".join(filter(None, parts))
 
 
 def terminal_columns(stream: IO) -> int:
@@ -136,7 +171,7 @@ class ProgressMonitor:
     """
 
     def __init__(self, settings: ProgressSettings, total_bytes: Optional[int], local: bool = True,
-                 stream: IO = None):
+                 stream: IO = None, clock: Callable[[], float] = time.monotonic):
         self.settings = settings
         self.total_bytes = total_bytes or None
         self.directory: Optional[str] = (
@@ -146,9 +181,12 @@ class ProgressMonitor:
             (lambda: read_totals(self.directory)) if self.directory else None)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="larvatus-progress", daemon=True)
-        self._first_seen: Optional[float] = None
+        self._clock = clock
+        self._first_seen: Optional[float] = None      # when a finished document was first seen
+        self._at_first_seen: tuple[float, int] = (0.0, 0)   # (share done, words) then
         self._bar = None
         self._last: Optional[Snapshot] = None
+        self._last_written: Optional[tuple[dict, float]] = None   # (totals, when), lines mode
 
     def follow(self, result) -> None:
         """Reads Beam's counters from a running job's result (runners whose run() returns early)."""
@@ -164,45 +202,62 @@ class ProgressMonitor:
             from tqdm import tqdm
 
             if self.total_bytes:   # the bar is the share done, in thousandths
+                # tqdm's own {remaining} would count the model's start-up: ETA in the postfix
                 self._bar = tqdm(total=BAR_STEPS, desc=self.settings.prog, file=self._stream,
                                  dynamic_ncols=True, mininterval=BAR_REFRESH_SECONDS, leave=True,
                                  bar_format="{desc}: {percentage:3.0f}%|{bar}| "
-                                            "{elapsed}<{remaining}{postfix}")
+                                            "{elapsed}{postfix}")
             else:                  # size unknown: a running count of documents
                 self._bar = tqdm(total=None, unit=" documents", desc=self.settings.prog,
                                  file=self._stream, dynamic_ncols=True,
                                  mininterval=BAR_REFRESH_SECONDS, leave=True)
-        self._started = time.monotonic()
+        self._started = self._clock()
         self._thread.start()
         return self
 
     def snapshot(self) -> Snapshot:
         totals = self._source() if self._source else dict.fromkeys(FIELDS, 0)
-        now = time.monotonic()
-        if self._first_seen is None and (totals[DOCUMENTS] or totals[BYTES]):
+        now = self._clock()
+        if self._first_seen is None and totals[DOCUMENTS]:
             self._first_seen = now
+            self._at_first_seen = (Snapshot(totals, 0.0, self.total_bytes).fraction or 0.0,
+                                   totals[WORDS])
         seconds = now - self._first_seen if self._first_seen is not None else 0.0
-        self._last = Snapshot(totals, seconds, self.total_bytes)
+        done, words = self._at_first_seen
+        self._last = Snapshot(totals, seconds, self.total_bytes, done, words)
         return self._last
 
     def _loop(self) -> None:
         wait = BAR_REFRESH_SECONDS if self._bar is not None else self.settings.interval
         while not self._stop.wait(wait):
-            try:
-                self._show(self.snapshot())
-            except Exception:   # progress must never break the job
-                pass
+            self.tick()
 
-    def _show(self, snap: Snapshot) -> None:
+    def tick(self) -> None:
+        """Takes a snapshot and shows it (the thread's step; never raises)."""
+        try:
+            self._show(self.snapshot())
+        except Exception:   # progress must never break the job
+            pass
+
+    def _show(self, snap: Snapshot, final: bool = False) -> None:
         if self._bar is not None:
             target = (round(snap.fraction * BAR_STEPS) if snap.fraction is not None
                       else snap.totals[DOCUMENTS])
             self._bar.update(max(0, target - self._bar.n))
-            self._bar.set_postfix_str(
-                f"{snap.counts_text()}, {snap.words_per_second:,.0f} words/s"
-                if any(snap.totals.values()) else STARTING, refresh=True)
-        else:
-            self._write(f"{self.settings.prog}: progress: {snap.line()}")
+            eta = snap.eta_seconds
+            postfix = ", ".join(filter(None, [
+                snap.counts_text(), snap.rate_text(),
+                f"ETA {human_seconds(eta)}" if eta is not None and not final else ""]))
+            self._bar.set_postfix_str(postfix if any(snap.totals.values()) else STARTING,
+                                      refresh=True)
+            return
+        now = self._clock()
+        if self._last_written is not None:
+            totals, when = self._last_written
+            if totals == snap.totals and now - when < REPEAT_UNCHANGED_SECONDS:
+                return      # nothing moved: no second identical line
+        self._last_written = (dict(snap.totals), now)
+        self._write(f"{self.settings.prog}: progress: {snap.line()}")
 
     def _write(self, text: str) -> None:
         from tqdm import tqdm
@@ -219,17 +274,24 @@ class ProgressMonitor:
             final = self.snapshot()
         if self._bar is not None:
             if final is not None and not failed:
-                self._show(final)
+                self._show(final, final=True)
             self._bar.close()
         if final is not None and not failed:
-            seconds = time.monotonic() - self._started
-            rate = (f", {final.seconds:.1f} s of it on documents at "
-                    f"{final.words_per_second:,.0f} words/s") if final.seconds > 0 else ""
-            self._write(f"{self.settings.prog}: done: {final.counts_text()}; {seconds:.1f} s "
-                        f"in all{rate}")
+            self._write(f"{self.settings.prog}: done: {self.done_text(final)}")
         if self.directory:
             shutil.rmtree(self.directory, ignore_errors=True)
         return final
+
+    def done_text(self, final: Snapshot) -> str:
+        """The closing line's counts and times; a rate only where one was measured (documents
+        seen flowing for MIN_RATE_SECONDS before the end), never one over an instant."""
+        seconds = self._clock() - self._started
+        text = f"{final.counts_text()}; {seconds:.1f} s in all"
+        rate = final.words_per_second
+        if rate is not None:
+            text += (f", {final.seconds:.1f} s of it from the first document done, at "
+                     f"{rate:,.0f} words/s")
+        return text
 
     def __enter__(self) -> "ProgressMonitor":
         return self.start()

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import html
+import os
 import sys
+import tempfile
 from typing import Optional, Sequence
-
-import pyarrow.parquet as pq
 
 from larvatus.models.command_line import ArgumentParser, parse_or_report
 from larvatus import remote, storage
 from larvatus.layout import annotation_files_pattern, join
-from larvatus.show import IncompleteRun, check_failures, finished_summary, riskiest_positions
+from larvatus.show import (
+    IncompleteRun, check_failures, count_argument, finished_summary, read_annotations,
+    riskiest_positions,
+)
 
 REPORT_NAME = "report.html"
 SAMPLE_CHARS = 3000   # of each sample document's redacted text
@@ -46,6 +49,16 @@ function larvatusFilter(q) {
 """
 
 
+def _text(value) -> str:
+    """Any value read from a file, as HTML text (escaped, quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def _count(value: int) -> str:
+    """A count read from a file, with thousands separators, as HTML text."""
+    return _text(f"{value:,}")
+
+
 def _table(rows: Sequence[tuple], header: tuple) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join(
@@ -79,7 +92,7 @@ def render_marked(text: str, placeholders: Sequence[tuple[int, int, str]],
 
 
 def _marks(row: dict, length: int) -> tuple[list, list]:
-    placeholders = [(r["start"], r["end"], r["label"]) for r in row["replacements"]
+    placeholders = [(r["start"], r["end"], r["label"]) for r in row["replacements"] or []
                     if r["end"] <= length]
     audit = row.get("audit") or {}
     findings = [(f["start"], f["end"], f["kind"]) for f in audit.get("spans") or []
@@ -91,21 +104,20 @@ def all_documents(files: list[str], limit: int = MAX_DOCUMENTS) -> str:
     """Every document (up to `limit`), folded, with a search box on the id."""
     parts, shown, total = [], 0, 0
     for path in files:
-        with storage.open_binary(path) as handle:
-            table = pq.read_table(handle, columns=["id", "redacted_text", "replacements",
-                                                   "audit"])
+        table = read_annotations(path, ["id", "redacted_text", "replacements", "audit"])
         for row in table.to_pylist():
             total += 1
             if shown >= limit:
                 continue
             shown += 1
-            text = row["redacted_text"][:SAMPLE_CHARS]
-            more = len(row["redacted_text"]) - len(text)
+            redacted = row["redacted_text"] or ""
+            text = redacted[:SAMPLE_CHARS]
+            more = len(redacted) - len(text)
             findings = (row.get("audit") or {}).get("findings", 0)
-            doc_id = html.escape(str(row["id"]))
+            doc_id = _text(row["id"])
             parts.append(
                 f"<details data-id=\"{doc_id}\"><summary>{doc_id} &middot; audit findings "
-                f"{findings}</summary>{render_marked(text, *_marks(row, len(text)))}"
+                f"{_text(findings)}</summary>{render_marked(text, *_marks(row, len(text)))}"
                 + (f"<p class='meta'>{more:,} more characters not shown</p>" if more else "")
                 + "</details>")
     note = "" if total <= limit else (
@@ -121,18 +133,18 @@ def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOC
     summary = finished_summary(output_dir)
     files = storage.list_files(annotation_files_pattern(output_dir))
     kept_text = bool(summary.get("options", {}).get("keep_text"))
-    parts = [f"<h1>Larvatus report</h1><p class='meta'>{html.escape(output_dir)}</p>"]
+    parts = [f"<h1>Larvatus report</h1><p class='meta'>{_text(output_dir)}</p>"]
     if kept_text:
         parts.append("<p class='banner'>WARNING: this run kept the original text "
                      "(--keep-text). This page shows it: it is NOT shareable.</p>")
     failures = check_failures(summary)
     parts.append(
-        f"<p>Records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
-        f"{summary['dead_lettered']:,} dead-lettered. "
+        f"<p>Records: {_count(summary['records_in'])} in, {_count(summary['records_out'])} "
+        f"annotated, {_count(summary['dead_lettered'])} dead-lettered. "
         + ("<span class='ok'>Every record is accounted for.</span>" if not failures else
-           " ".join(f"<span class='bad'>FAILED: {html.escape(f)}.</span>" for f in failures))
-        + f" Words: {summary.get('words', 0):,}; wall time {summary.get('wall_seconds', 0)} s."
-          f" Model: {html.escape(str(summary.get('model', {}).get('name', '?')))}.</p>")
+           " ".join(f"<span class='bad'>FAILED: {_text(f)}.</span>" for f in failures))
+        + f" Words: {_count(summary['words'])}; wall time {_text(summary['wall_seconds'])} s."
+          f" Model: {_text(summary.get('model', {}).get('name', '?'))}.</p>")
     redacted = set(summary.get("options", {}).get("redact_labels", []))
     parts.append("<h2>Entities by label</h2>" + _table(
         [(label, count, "yes" if label in redacted else "no") for label, count in sorted(
@@ -147,7 +159,7 @@ def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOC
     audit = summary.get("audit", {})
     parts.append(
         f"<h2>Audit: what still looks personal after redaction</h2><p>"
-        f"{audit.get('documents_flagged', 0):,} document(s) with findings.</p>"
+        f"{_count(audit.get('documents_flagged', 0))} document(s) with findings.</p>"
         + _table(sorted(audit.get("findings_by_kind", {}).items(), key=lambda kv: -kv[1]),
                  ("kind", "findings")))
     parts.append("<h2>Riskiest documents first (redacted text, placeholders highlighted)</h2>")
@@ -166,16 +178,14 @@ def _sample(path: str, position: int, findings: int, kept_text: bool) -> str:
     """The document at row `position` of the annotation file `path` (ids may repeat)."""
     columns = ["id", "redacted_text", "replacements", "audit"] + (
         ["text", "entities"] if kept_text else [])
-    with storage.open_binary(path) as handle:
-        table = pq.read_table(handle, columns=columns)
+    table = read_annotations(path, columns)
     row = table.slice(position, 1).to_pylist()[0]
-    doc_id = row["id"]
-    text = row["redacted_text"][:SAMPLE_CHARS]
-    out = [f"<div class='doc'><p class='meta'>id {html.escape(str(doc_id))} &middot; "
-           f"audit findings {findings}</p>{render_marked(text, *_marks(row, len(text)))}"]
+    text = (row["redacted_text"] or "")[:SAMPLE_CHARS]
+    out = [f"<div class='doc'><p class='meta'>id {_text(row['id'])} &middot; "
+           f"audit findings {_text(findings)}</p>{render_marked(text, *_marks(row, len(text)))}"]
     if kept_text:
-        original = row["text"][:SAMPLE_CHARS]
-        ents = [(e["start"], e["end"], e["label"]) for e in row["entities"]
+        original = (row["text"] or "")[:SAMPLE_CHARS]
+        ents = [(e["start"], e["end"], e["label"]) for e in row["entities"] or []
                 if e["end"] <= len(original)]
         out.append("<p class='meta'>original text (kept with --keep-text)</p>"
                    + render_marked(original, ents))
@@ -196,9 +206,10 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
     parser.add_argument("--output", "-o", "--html", dest="html", default=None,
                         metavar="FILE",
                         help=f"Where to write the page. Default: OUTPUT_DIR/{REPORT_NAME}.")
-    parser.add_argument("--samples", type=int, default=5,
+    parser.add_argument("--samples", type=count_argument, default=5,
                         help="Documents shown open, riskiest first. Default: 5.")
-    parser.add_argument("--max-documents", "--max_documents", dest="max_documents", type=int,
+    parser.add_argument("--max-documents", "--max_documents", dest="max_documents",
+                        type=count_argument,
                         default=MAX_DOCUMENTS,
                         help="Documents listed under 'All documents', each found by its id "
                              f"in the page's search box. Default: {MAX_DOCUMENTS}.")
@@ -217,12 +228,45 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
         print(f"{prog}: error: {error}", file=sys.stderr)
         return error.status
     target = args.html or join(args.output_dir, REPORT_NAME)
-    with open(target, "w", encoding="utf-8") if storage.is_local(target) else \
-            _remote_text(target) as handle:
-        handle.write(page)
+    try:
+        if storage.is_local(target):
+            write_local_page(target, page)
+        else:
+            with _remote_text(target) as handle:
+                handle.write(page)
+    except OSError as error:
+        print(f"{prog}: error: cannot write {target}: {error.strerror or error}", file=sys.stderr)
+        return 2
     print(f"report: {target} (open it in a browser: file://{storage.absolute(target)})"
           if storage.is_local(target) else f"report: {target}")
     return 0
+
+
+def write_local_page(target: str, page: str) -> None:
+    """Writes the page to a local `target`, making its missing folders. The page is written
+    beside it and renamed into place: a symlink at `target` is replaced, never followed out
+    of the folder, and a reader never sees half a page."""
+    folder = os.path.dirname(os.path.abspath(target))
+    if os.path.isdir(target) and not os.path.islink(target):
+        raise IsADirectoryError(21, "it is a folder; give a file name, such as "
+                                    f"{os.path.join(target, REPORT_NAME)}")
+    os.makedirs(folder, exist_ok=True)
+    handle, private = tempfile.mkstemp(prefix=".report-", suffix=".html.partial", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(page)
+        os.chmod(private, 0o644 & ~_umask())
+        os.replace(private, target)
+    except BaseException:
+        if os.path.exists(private):
+            os.unlink(private)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class _remote_text:
@@ -249,5 +293,7 @@ class _remote_text:
 
 if __name__ == "__main__":
     from larvatus.arguments import exit_with
+    from larvatus.pipes import guard_standard_streams
 
+    guard_standard_streams()
     exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)

@@ -18,37 +18,29 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from larvatus.models.handler import OnnxTokenClassifierHandler, missing_hidden_states
-from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec
+from larvatus.models.handler import OnnxTokenClassifier
+from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError
 from larvatus.models.runners import available_cores, processes_per_machine, runs_locally
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, remote, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
     DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, check_beam_options,
-    help_text, job_parser,
-    pseudonym_key_source, resolve_keep_fields, resolve_phone_regions, resolve_redact_labels,
+    help_text, job_parser, resolve_keep_fields,
 )
 from larvatus.progress import ProgressSettings, human_bytes
 from larvatus.sharing import SharingError, plan_sharing
 from larvatus.summary import (
     check_files_read, check_published, checks, dead_letter_failure, query_counters, summarize,
 )
-from larvatus.transforms.budget import check_record_timeout
-from larvatus.transforms.encode import default_overlap
-from larvatus.transforms.mlout import (
-    EmbeddingSettings, MlSettings, placeholder_token, tokenizer_with_placeholders,
+from larvatus.settings import (  # noqa: F401  (the settings builders, importable from here too)
+    ml_settings, option_error, parse_label_thresholds, read_labelled_terms, read_terms,
+    settings_from_options,
 )
-from larvatus.transforms.recognizers import PatternSettings, pattern_labels
+from larvatus.transforms.mlout import placeholder_token, tokenizer_with_placeholders
 from larvatus.transforms.read import input_base
-from larvatus.transforms.realign import RedactionDecision
-from larvatus.transforms.redact import RedactionPolicy
 
 LOG = logging.getLogger("larvatus")
-
-
-def _option_error(option: str, error: ValueError) -> OptionsError:
-    return OptionsError(f"{option}: {error}")
 
 
 def _check_input(options: LarvatusOptions, input_pattern: str, output_dir: str) -> tuple[str, ...]:
@@ -98,128 +90,15 @@ def make_config(options: LarvatusOptions) -> JobConfig:
         input_pattern=input_pattern, output_dir=output_dir, input_base=input_base(input_pattern),
         text_ids=options.text_ids,
         input_format=options.input_format, id_field=options.id_field,
-        text_field=options.text_field, max_chars=options.max_chars,
+        text_field=options.text_field,
         processes_per_machine=processes_per_machine(options),
         model_copies=options.model_copies, large_model=options.large_model,
-        keep_fields=keep_fields, **annotation_settings(options))
+        keep_fields=keep_fields, settings=settings_from_options(options))
     try:
         config.handler()
     except ValueError as error:
-        raise _option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
+        raise option_error("--batch-tokens/--intra-op-threads/--model-copies", error) from error
     return config
-
-
-def annotation_settings(options) -> dict:
-    """The model and the settings of every annotation stage, checked: the JobConfig fields
-    that `larvatus run` and the in-process `larvatus.Redactor` share (same options, same checks)."""
-    spec = load_model_spec(options.model)
-    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
-    if not labels:
-        LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
-                    "and identifier of the input")
-    window_length = spec.max_length if options.window_length is None else options.window_length
-    overlap = default_overlap(window_length) if options.window_overlap is None \
-        else options.window_overlap
-    try:
-        settings = spec.encode_settings(spec.load_tokenizer(), overlap, window_length)
-    except ValueError as error:
-        raise _option_error("--window-length/--window-overlap", error) from error
-    if options.max_chars < 1:
-        raise OptionsError("--max-chars must be positive")
-    try:
-        record_timeout = check_record_timeout(options.record_timeout)
-    except ValueError as error:
-        raise _option_error("--record-timeout", error) from error
-    model_types = labels & set(spec.scheme.entity_types)
-    try:
-        label_thresholds = parse_label_thresholds(options.label_thresholds, model_types)
-        decision = RedactionDecision(model_types, options.redact_threshold,
-                                     label_thresholds) if model_types else None
-    except ValueError as error:
-        raise _option_error("--redact-threshold/--label-thresholds", error) from error
-    keep_terms = read_terms(options.keep_terms, "--keep-terms")
-    always_redact = read_labelled_terms(options.always_redact)
-    try:
-        policy = RedactionPolicy(
-            # A label with its own threshold is redacted by the decision, not by name.
-            labels=labels - {label for label, _ in label_thresholds}, style=options.placeholder,
-            key_source=pseudonym_key_source(options), propagate=options.propagate,
-            keep_terms=keep_terms, always_redact=always_redact)
-    except ValueError as error:
-        raise _option_error("--placeholder", error) from error
-    try:
-        patterns = PatternSettings(labels=labels & set(pattern_labels()),
-                                   phone_regions=resolve_phone_regions(options.phone_regions))
-    except ValueError as error:
-        raise _option_error("--phone-regions", error) from error
-    return dict(
-        spec=spec, device=options.device, batch_tokens=options.batch_tokens,
-        intra_op_threads=options.intra_op_threads, encode_settings=settings,
-        aggregation=options.aggregation, policy=policy, keep_text=options.keep_text,
-        patterns=patterns, decision=decision, record_timeout=record_timeout,
-        ml=ml_settings(options, spec))
-
-
-def parse_label_thresholds(value: str, model_types: set[str]) -> tuple[tuple[str, float], ...]:
-    """'ORG=0.3,PER=0.02' as (label, threshold) pairs; a label must be a redacted model type."""
-    pairs = []
-    for part in filter(None, (p.strip() for p in (value or "").split(","))):
-        label, sep, number = part.partition("=")
-        label = label.strip().upper()
-        if not sep or label not in model_types:
-            raise ValueError(f"{part!r}: write LABEL=THRESHOLD with LABEL one of the redacted "
-                             f"model types {sorted(model_types)}")
-        try:
-            pairs.append((label, float(number)))
-        except ValueError:
-            raise ValueError(f"{part!r}: the threshold is not a number") from None
-    return tuple(pairs)
-
-
-def _term_lines(path: Optional[str], option: str) -> list[str]:
-    if not path:
-        return []
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise OptionsError(f"{option}: cannot read {path}: {type(error).__name__}") from error
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def read_terms(path: Optional[str], option: str) -> tuple[str, ...]:
-    """The words or phrases of a term file, one a line."""
-    return tuple(_term_lines(path, option))
-
-
-def read_labelled_terms(path: Optional[str]) -> tuple[tuple[str, str], ...]:
-    """(term, label) pairs of an --always-redact file: 'LABEL<TAB>term' or a bare term (TERM)."""
-    pairs = []
-    for line in _term_lines(path, "--always-redact"):
-        label, tab, term = line.partition("\t")
-        pairs.append((term.strip(), label.strip().upper() or "TERM") if tab else (line, "TERM"))
-    return tuple(pairs)
-
-
-def ml_settings(options: LarvatusOptions, spec) -> Optional[MlSettings]:
-    """--emit-token-ids and --emit-embeddings as settings (None when neither is asked for).
-
-    Placeholder tokens cover every label that can be redacted (the model's types and the
-    pattern labels), whatever --redact-labels says, so their ids do not change between runs.
-    """
-    if not options.emit_token_ids and not options.emit_embeddings:
-        return None
-    placeholders = ()
-    if options.emit_token_ids:
-        _, ids = tokenizer_with_placeholders(
-            spec.load_tokenizer(), [*spec.scheme.entity_types, *pattern_labels()])
-        placeholders = tuple(sorted(ids.items()))
-    embeddings = None
-    if options.emit_embeddings:
-        embeddings = EmbeddingSettings(options.embedding_layer, options.embedding_pooling)
-        if embeddings.layer not in spec.hidden_outputs:
-            raise ModelError(missing_hidden_states(spec, embeddings.layer))
-    return MlSettings(placeholders, embeddings)
 
 
 def ml_outputs_summary(config: JobConfig) -> dict:
@@ -423,10 +302,9 @@ def _discard(staging: str, made_folders: tuple[str, ...]) -> Optional[str]:
 def _probe_model(config: JobConfig) -> str:
     """Loads the model once on the launcher, so that a broken model fails now, not on a
     worker; returns the device it runs on here ("cpu" or "cuda")."""
-    probe = OnnxTokenClassifierHandler(
+    probe = OnnxTokenClassifier(
         config.spec, device=config.device,
-        embedding_layer=config.ml.embeddings.layer if config.ml and config.ml.embeddings
-        else None).load_model()   # with --emit-embeddings: the graph has the hidden outputs
+        embedding_layer=config.settings.embedding_layer).load_model()   # with --emit-embeddings: the graph has the hidden outputs
     LOG.info("model: %s (%s), %s labels, running on %s", config.spec.name,
              "the built-in English model" if config.spec.location == EMBEDDED_DEFAULT
              else config.spec.location, "/".join(config.spec.scheme.entity_types),
@@ -648,6 +526,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
 
 def console_main() -> None:
     """`python -m larvatus.run`: main(), then exit (larvatus.arguments.exit_with)."""
+    from larvatus.pipes import guard_standard_streams
+
+    guard_standard_streams()
     arguments.exit_with(main())
 
 

@@ -1,10 +1,15 @@
 """Print where a job's output went, its counts, and a few redacted examples (never original text)."""
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import sys
 import textwrap
+import unicodedata
+from typing import Callable, Optional
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from larvatus.models.command_line import ArgumentParser, parse_or_report
@@ -23,9 +28,88 @@ EXAMPLES = """examples:
   larvatus show gs://my-bucket/larvatus/out/"""
 
 
-def _read_table(path: str, columns: list[str]):
-    with storage.open_binary(path) as handle:
-        return pq.read_table(handle, columns=columns)
+def count_argument(value: str) -> int:
+    """argparse type: a whole number, 0 or more."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is negative (give 0 or more)")
+    return number
+
+
+# Characters a terminal may act on instead of showing: C0 and C1 controls (ESC starts
+# colour, cursor and title sequences) and the bidirectional overrides that reorder a line.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a terminal: control and bidi characters written as escapes
+    (`\\x1b`, `\\u202e`); tabs and line breaks become spaces."""
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char in "\t\n\r":
+            out.append(" ")
+        elif char in _BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Cs"):
+            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+class IncompleteRun(Exception):
+    """The folder holds no finished run (no readable _SUMMARY.json); `status` is the exit status."""
+
+    status = 1
+
+
+class NoRunThere(IncompleteRun):
+    """The folder does not exist, or is a file: a wrong argument (exit status 2, as `run` gives)."""
+
+    status = 2
+
+
+class DamagedOutput(IncompleteRun):
+    """A finished run's files that cannot be read as Larvatus wrote them (exit status 1)."""
+
+
+def _type_problem(name: str, found: pa.DataType) -> Optional[str]:
+    """Why column `name` of this type is not as Larvatus writes it, or None. `entities`
+    varies with the options (--keep-text, --emit-embeddings add fields): the fields that
+    show and report read must be there."""
+    from larvatus.schemas import annotation_schema
+
+    if name == "entities":
+        fields = found.value_type if pa.types.is_list(found) else None
+        if (fields is not None and pa.types.is_struct(fields)
+                and all(fields.get_field_index(f) >= 0 for f in ("start", "end", "label"))
+                and pa.types.is_integer(fields.field("start").type)
+                and pa.types.is_integer(fields.field("end").type)
+                and pa.types.is_string(fields.field("label").type)):
+            return None
+        return f"column 'entities' has type {str(found)[:80]}, not the type Larvatus writes"
+    schema = annotation_schema(keep_text=True)
+    if name in schema.names and found != schema.field(name).type:
+        return f"column {name!r} has type {str(found)[:80]}, not the type Larvatus writes"
+    return None
+
+
+def read_annotations(path: str, columns: list[str]) -> pa.Table:
+    """The columns of an annotations file; DamagedOutput, in one line, when it is not one."""
+    try:
+        with storage.open_binary(path) as handle:
+            table = pq.read_table(handle, columns=columns)
+    except (pa.ArrowException, OSError, ValueError) as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise DamagedOutput(f"{path}: not a readable annotations file ({first_line})") from None
+    for name in columns:
+        problem = _type_problem(name, table.schema.field(name).type)
+        if problem:
+            raise DamagedOutput(f"{path}: {problem}")
+    return table
 
 
 def riskiest_positions(files: list[str], count: int) -> list[tuple[int, int, int]]:
@@ -33,7 +117,7 @@ def riskiest_positions(files: list[str], count: int) -> list[tuple[int, int, int
     findings (ties in file order): a row's position, since ids may repeat."""
     ranked: list[tuple[int, int, int]] = []   # (-findings, file index, row index)
     for file_index, path in enumerate(files):
-        table = _read_table(path, ["audit"])
+        table = read_annotations(path, ["audit"])
         findings = [a["findings"] if a else 0 for a in table.column("audit").to_pylist()]
         ranked += [(-f, file_index, row) for row, f in enumerate(findings)]
     return [(-negative, file_index, row) for negative, file_index, row in sorted(ranked)[:count]]
@@ -46,25 +130,85 @@ def riskiest(files: list[str], count: int) -> list[tuple[int, dict]]:
     """
     out = []
     for findings, file_index, row in riskiest_positions(files, count):
-        table = _read_table(files[file_index], ["id", "redacted_text"])
+        table = read_annotations(files[file_index], ["id", "redacted_text"])
         out.append((findings, table.slice(row, 1).to_pylist()[0]))
     return out
 
 
-class IncompleteRun(Exception):
-    """The folder holds no finished run (no readable _SUMMARY.json); `status` is the exit status."""
-
-    status = 1
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-class NoRunThere(IncompleteRun):
-    """The folder does not exist: a wrong argument (exit status 2, as `run` gives)."""
+def _seconds(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
 
-    status = 2
+
+def _counts_by_name(value) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and _count(v) for k, v in value.items())
+
+
+def _names(value) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _audit(value) -> bool:
+    return (isinstance(value, dict) and _count(value.get("documents_flagged", 0))
+            and _counts_by_name(value.get("findings_by_kind", {})))
+
+
+def _checks(value) -> bool:
+    return isinstance(value, dict) and _names(value.get("failures") or [])
+
+
+def _options(value) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("keep_text", False), bool)
+            and _names(value.get("redact_labels", [])))
+
+
+def _model(value) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("name", ""), str)
+
+
+# _SUMMARY.json fields that show and report read: (field, required, check, what it must be).
+SUMMARY_FIELDS: tuple[tuple[str, bool, Callable[[object], bool], str], ...] = (
+    ("records_in", True, _count, "a count"),
+    ("records_out", True, _count, "a count"),
+    ("dead_lettered", True, _count, "a count"),
+    ("dead_lettered_by_reason", True, _counts_by_name, "counts by reason"),
+    ("entities_by_label", True, _counts_by_name, "counts by label"),
+    ("entities_propagated", True, _count, "a count"),
+    ("words", True, _count, "a count"),
+    ("wordpieces", True, _count, "a count"),
+    ("windows", True, _count, "a count"),
+    ("wall_seconds", True, _seconds, "a number of seconds"),
+    ("counts_add_up", False, lambda v: isinstance(v, bool), "true or false"),
+    ("metrics_available", False, lambda v: isinstance(v, bool), "true or false"),
+    ("audit", False, _audit, "audit totals"),
+    ("checks", False, _checks, "the checks and their failures"),
+    ("options", False, _options, "the run's options"),
+    ("model", False, _model, "the model's name and sha256"),
+)
+
+
+def summary_problem(summary: dict) -> Optional[str]:
+    """What makes `summary` unlike a _SUMMARY.json that Larvatus writes, or None. Names the
+    field, never its value (a shared folder's file may hold anything)."""
+    for name, required, check, meaning in SUMMARY_FIELDS:
+        if name not in summary:
+            if required:
+                return f"{name!r} is missing"
+        elif not check(summary[name]):
+            return f"{name!r} is not {meaning}"
+    return None
 
 
 def finished_summary(output_dir: str) -> dict:
     """A finished run's _SUMMARY.json; IncompleteRun (saying which case) otherwise."""
+    if storage.is_local(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
+        raise NoRunThere(f"{output_dir}: is a file, not a folder (give a finished job's "
+                         f"--output folder)")
     try:
         summary = storage.read_json(join(output_dir, SUMMARY_NAME))
     except storage.UnreadableJson as error:
@@ -81,6 +225,10 @@ def finished_summary(output_dir: str) -> dict:
             f"{output_dir}: incomplete run: no {SUMMARY_NAME} (the run was interrupted, failed "
             f"or is still going; {len(leftovers)} files or folders of it are there). Run the "
             f"job again with --overwrite.")
+    problem = summary_problem(summary)
+    if problem:
+        raise DamagedOutput(f"{join(output_dir, SUMMARY_NAME)}: not a summary Larvatus wrote: "
+                            f"{problem}. Run the job again with --overwrite.")
     return summary
 
 
@@ -108,7 +256,7 @@ def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> st
     ]
     failures = (summary.get("checks") or {}).get("failures")
     if failures:
-        lines += [f"FAILED: {failure}" for failure in failures]
+        lines += [f"FAILED: {printable(failure)}" for failure in failures]
     elif not summary.get("counts_add_up", False):
         lines.append("WARNING: the counts were not confirmed to add up"
                      + ("" if summary.get("metrics_available", True)
@@ -126,9 +274,9 @@ def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> st
                      f"{audit.get('findings_by_kind', {})}; riskiest first:")
         lines.append("")
     for findings, row in riskiest(files, examples):
-        text = row["redacted_text"]
-        snippet = text if len(text) <= width else text[:width] + " ..."
-        lines.append(f"[{row['id']}] audit findings: {findings}")
+        text = row["redacted_text"] or ""
+        snippet = printable(text if len(text) <= width else text[:width] + " ...")
+        lines.append(f"[{printable(str(row['id']))}] audit findings: {findings}")
         lines += textwrap.wrap(snippet, 100, initial_indent="  ", subsequent_indent="  ")
         lines.append("")
     return "\n".join(lines)
@@ -137,7 +285,7 @@ def show(output_dir: str, examples: int = EXAMPLE_COUNT, width: int = 400) -> st
 def main(argv=None, prog: str = "larvatus show") -> int:
     parser = ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EXAMPLES)
     parser.add_argument("output_dir", metavar="OUTPUT_DIR", help="A finished job's --output.")
-    parser.add_argument("--examples", type=int, default=EXAMPLE_COUNT,
+    parser.add_argument("--examples", type=count_argument, default=EXAMPLE_COUNT,
                         help=f"Documents shown, riskiest first. Default: {EXAMPLE_COUNT}.")
     remote.add_store_arguments(parser)
     args, status = parse_or_report(parser, argv)
@@ -158,5 +306,7 @@ def main(argv=None, prog: str = "larvatus show") -> int:
 
 if __name__ == "__main__":
     from larvatus.arguments import exit_with
+    from larvatus.pipes import guard_standard_streams
 
+    guard_standard_streams()
     exit_with(main(), hard=True)   # read-only: leave at once (see exit_with)

@@ -1,4 +1,4 @@
-"""Thin, named Beam wrappers around the pure stage functions, with counters and dead-letter outputs."""
+"""The annotation pipeline, declared once: its stages in order, each a plain Beam-free class, built from the settings."""
 from __future__ import annotations
 
 import logging
@@ -6,163 +6,46 @@ import os
 import socket
 import threading
 from collections import Counter
-from typing import Iterable, Optional, Union
-
-import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Sequence, Union
 
 from larvatus.transforms import annotate as annotate_lib
 from larvatus.transforms import encode as encode_lib
-from larvatus.transforms import formats
 from larvatus.transforms import language as language_lib
 from larvatus.transforms import mlout as mlout_lib
 from larvatus.transforms import recognizers as patterns_lib
-from larvatus.transforms import progress as progress_lib
-from larvatus.transforms import read as read_lib
 from larvatus.transforms import segment as segment_lib
+from larvatus.transforms.counters import (
+    AUDIT_FLAGGED, AUDIT_PREFIX, ENTITY_PREFIX, LANGUAGE_PREFIX, PROPAGATED, WORKER_PROCESSES,
+)
 from larvatus.transforms.labels import LabelScheme
 from larvatus.transforms.realign import RedactionDecision
 from larvatus.transforms.records import (
     AnnotatedDocument, DeadLetter, DeadLetterReason as Reason, Document, EncodedDocument,
     SegmentedDocument, TaggedDocument,
 )
-from larvatus.transforms.redact import KeySource, RedactionPolicy, SecretKeyError
-from larvatus.transforms.counters import (
-    AUDIT_FLAGGED, AUDIT_PREFIX, EMPTY_DOCUMENTS, LANGUAGE_PREFIX, WORKER_PROCESSES,
-)
-from larvatus.transforms.stage_template import (  # noqa: F401 (the template's names, here too)
-    DEAD, Stage, StageChain, StreamStage, _safe_detail, add_time, count, dead_letter,
-)
+from larvatus.transforms.redact import RedactionPolicy, SecretKeyError
+from larvatus.transforms.settings import AnnotationSettings
+from larvatus.transforms.stage_template import Count, Stage, StageChain  # noqa: F401
 
 LOG = logging.getLogger(__name__)
+ReadFile = Callable[[str], bytes]
 
 
-class ReadRecords(StreamStage):
-    """A matched file -> its Documents, in the format `larvatus.transforms.formats` picks for it;
-    undecodable records go to the dead-letter output."""
-
-    stage, failure = "read", Reason.UNREADABLE_FILE
-
-    def __init__(self, input_format: str, id_field: str, text_field: str, max_chars: int,
-                 base: str = "", hash_text_ids: bool = False, progress_dir: Optional[str] = None,
-                 text_id_key: Optional[KeySource] = None, keep_fields: tuple[str, ...] = ()):
-        super().__init__()
-        if input_format != "auto":
-            formats.input_format(input_format)   # an unknown format fails here, at start
-        self._progress_dir = progress_dir
-        self._keep_fields = keep_fields
-        self._format = input_format
-        self._id_field = id_field
-        self._text_field = text_field
-        self._max_chars = max_chars
-        self._base = base
-        self._hash_text_ids = hash_text_ids
-        self._text_id_key = text_id_key     # where the key is: each worker reads it
-        self._key: Optional[bytes] = None
-
-    def setup(self):
-        if self._hash_text_ids and self._text_id_key is not None:
-            self._key = self._text_id_key.load(read_secret_file)
-
-    def __getstate__(self):
-        return {**super().__getstate__(), "_key": None}   # the key never travels with the DoFn
-
-    def _named(self, readable_file) -> tuple[str, formats.InputFormat, str]:
-        """The file's path as rows name it, its format, and its records' source (the path, or
-        its hash for a format whose ids are paths under --text-ids hash)."""
-        path = read_lib.source_name(readable_file.metadata.path, self._base)
-        fmt = formats.input_format(formats.format_for_path(path, self._format))
-        if self._hash_text_ids and self._text_id_key is not None and self._key is None:
-            self.setup()
-        hashed = fmt.ids_from_path and self._hash_text_ids
-        return path, fmt, read_lib.hashed_name(path, self._key) if hashed else path
-
-    def step(self, readable_file) -> Iterable:
-        path, fmt, source = self._named(readable_file)
-        count("records_in", 0)   # present even for an empty file: zero is a checked count
-        count("files_read")
-        special = read_lib.special_file_kind(readable_file.metadata.path)
-        if special is not None:
-            yield DeadLetter(source, Reason.UNREADABLE_FILE,
-                             f"{special}, not a regular file: Larvatus reads only regular files")
-            return
-        read_bytes = _ReadBytes(self._progress_dir, readable_file.metadata)
-        try:
-            # Raw bytes: read_records decompresses itself, with bounded memory and
-            # an error for a truncated stream (Beam's CompressedFile has neither).
-            with readable_file.open(compression_type=CompressionTypes.UNCOMPRESSED) as opened:
-                for result in formats.read_records(
-                        read_bytes.wrap(opened), path, fmt.name, self._id_field,
-                        self._text_field, self._max_chars, source=source,
-                        keep_fields=self._keep_fields):
-                    if result is not read_lib.BLANK_LINE:
-                        read_bytes.report()
-                    yield result
-        finally:
-            read_bytes.finish_file()
-
-    def count_output(self, result) -> None:
-        if result is read_lib.BLANK_LINE:
-            count("blank_lines_skipped")
-            return
-        count("records_in")
-        if isinstance(result, Document) and not result.text.strip():
-            count(EMPTY_DOCUMENTS)
-
-    def failed(self, readable_file, error: Exception, done: int) -> DeadLetter:
-        source = self._named(readable_file)[2]
-        return DeadLetter(f"{source}:after-record-{done}", Reason.UNREADABLE_FILE,
-                          f"{read_lib.describe_read_error(error)} after {done} records")
-
-    def finish_bundle(self):
-        flush_progress(self._progress_dir)
-
-
-class _ReadBytes:
-    """Reports how far into a file the reader is, for the progress ETA (in the file's own,
-    raw bytes, compressed or not): counted as read, the rest when the file is done."""
-
-    def __init__(self, progress_dir: Optional[str], metadata):
-        self._progress = progress_lib.progress_file(progress_dir)
-        self._size = metadata.size_in_bytes or 0
-        self._counting: Optional[progress_lib.CountingReader] = None
-        self._reported = 0
-
-    def wrap(self, handle):
-        if self._progress is None:
-            return handle
-        self._counting = progress_lib.CountingReader(handle)
-        return self._counting
-
-    def report(self) -> None:
-        """One more record read."""
-        if self._progress is not None:
-            self._progress.add(records=1)
-        if self._counting is not None:
-            self._add(min(self._counting.count, self._size))
-
-    def finish_file(self) -> None:
-        if self._progress is not None:
-            self._add(self._size)
-
-    def _add(self, done: int) -> None:
-        if done > self._reported:
-            self._progress.add(bytes_read=done - self._reported)
-            self._reported = done
-
-
-def flush_progress(progress_dir: Optional[str]) -> None:
-    """Writes this process's progress totals now (at the end of a bundle)."""
-    progress = progress_lib.progress_file(progress_dir)
-    if progress is not None:
-        progress.flush()
+def _read_local_file(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 _WORKING = threading.Lock()
 _working_pid: Optional[int] = None
 
 
-def note_working_process() -> None:
+def this_worker() -> str:
+    return f"{socket.gethostname()} (pid {os.getpid()})"
+
+
+def note_working_process(count: Count) -> None:
     """Counts this process in `worker_processes` the first time it annotates a document.
 
     The counter sums over processes, so the summary shows how many of them
@@ -174,14 +57,15 @@ def note_working_process() -> None:
     with _WORKING:
         if _working_pid != os.getpid():
             _working_pid = os.getpid()
-            count(WORKER_PROCESSES)
-            LOG.info("Larvatus worker %s is annotating documents", _this_worker())
+            count(WORKER_PROCESSES, 1)
+            LOG.info("Larvatus worker %s is annotating documents", this_worker())
 
 
 class Segment(Stage):
     """Document -> SegmentedDocument (spaCy words with offsets)."""
 
-    stage, failure = "segment", Reason.SEGMENT_ERROR
+    name, failure = "segment", Reason.SEGMENT_ERROR
+    counters = ("words", WORKER_PROCESSES)
 
     def setup(self):
         segment_lib.english_tokenizer()  # load spaCy's rules once per worker, not on the first document
@@ -192,8 +76,8 @@ class Segment(Stage):
     def step(self, document: Document) -> SegmentedDocument:
         return segment_lib.segment(document)
 
-    def start(self, document: Document) -> None:
-        note_working_process()   # here, not in `step`: Beam counters belong to this thread
+    def start(self, document: Document, count: Count) -> None:
+        note_working_process(count)   # here, not in `step`: Beam counters belong to this thread
 
     def on_timeout(self) -> None:
         # The overrunning call may still be inside spaCy's tokenizer, whose cache is
@@ -202,59 +86,102 @@ class Segment(Stage):
         segment_lib.english_tokenizer.cache_clear()
         segment_lib.english_tokenizer()
 
-    def count_output(self, segmented: SegmentedDocument) -> None:
+    def count_output(self, segmented: SegmentedDocument, count: Count) -> None:
         count("words", segmented.num_words)
 
 
 class Encode(Stage):
-    """SegmentedDocument -> (source, EncodedDocument), the tokenizer loaded once per DoFn instance."""
+    """SegmentedDocument -> EncodedDocument, the tokenizer loaded once per process."""
 
-    stage, failure = "encode", Reason.ENCODE_ERROR
+    name, failure = "encode", Reason.ENCODE_ERROR
+    counters = ("wordpieces", "windows", "window_tokens")
 
-    def __init__(self, model_spec, settings: encode_lib.EncodeSettings,
-                 record_timeout: Optional[float] = None):
-        super().__init__(record_timeout)
-        self._spec = model_spec
+    def __init__(self, load_tokenizer: Callable[[], Any], settings: encode_lib.EncodeSettings):
+        self._load_tokenizer = load_tokenizer
         self._settings = settings
+        self._tokenizer: Optional[encode_lib.WordPieces] = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_tokenizer": None}   # each process loads its own
 
     def setup(self):
-        self._tokenizer = encode_lib.WordPieces(self._spec.load_tokenizer())
+        self._tokenizer = encode_lib.WordPieces(self._load_tokenizer())
 
     def document_of(self, segmented: SegmentedDocument) -> Document:
         return segmented.document
 
-    def step(self, segmented: SegmentedDocument):
-        encoded = encode_lib.encode(segmented, self._tokenizer, self._settings)
-        return segmented.document.source, encoded
+    def step(self, segmented: SegmentedDocument) -> EncodedDocument:
+        if self._tokenizer is None:
+            self.setup()
+        return encode_lib.encode(segmented, self._tokenizer, self._settings)
 
-    def count_output(self, keyed) -> None:
-        encoded: EncodedDocument = keyed[1]
+    def count_output(self, encoded: EncodedDocument, count: Count) -> None:
         count("wordpieces", encoded.num_pieces)
         count("windows", len(encoded.windows))
         count("window_tokens", encoded.num_tokens)
 
 
-class Realign(Stage):
-    """(source, PredictionResult) -> TaggedDocument: window merge, word tags, spans."""
+class Inferred(NamedTuple):
+    """A document's windows and the model's output for them (an InferenceFailure when it
+    failed): what the Realign stage reads, with the field names of Beam's PredictionResult."""
 
-    stage, failure = "realign", Reason.REALIGN_ERROR
+    example: EncodedDocument
+    inference: Any
+
+
+class Classifier(Protocol):
+    """What the model stage needs of a model runner (`larvatus.models.handler.OnnxTokenClassifier`)."""
+
+    def load_model(self) -> Any: ...
+
+    def predict_documents(self, batch: Sequence[EncodedDocument], model: Any) -> list: ...
+
+
+class Infer:
+    """EncodedDocuments -> Inferred, a batch at a time: the model, loaded once per process.
+
+    Not a per-element Stage: documents share inference batches. A document whose windows
+    fail gets an InferenceFailure, which Realign dead-letters as `inference_error`; the
+    Beam graph runs the same classifier class inside RunInference instead.
+    """
+
+    name, failure = "inference", Reason.INFERENCE_ERROR
+
+    def __init__(self, classifier: Classifier):
+        self.classifier = classifier
+        self.model: Any = None
+
+    def setup(self) -> None:
+        if self.model is None:
+            self.model = self.classifier.load_model()
+
+    def predict(self, batch: Sequence[EncodedDocument]) -> list[Inferred]:
+        if self.model is None:
+            self.setup()
+        if not batch:
+            return []
+        return [Inferred(encoded, inference) for encoded, inference in
+                zip(batch, self.classifier.predict_documents(list(batch), self.model))]
+
+
+class Realign(Stage):
+    """Inferred -> TaggedDocument: window merge, word tags, spans."""
+
+    name, failure = "realign", Reason.REALIGN_ERROR
 
     def __init__(self, scheme: LabelScheme, aggregation: str,
                  decision: Optional[RedactionDecision] = None,
-                 record_timeout: Optional[float] = None,
                  ml: Optional[mlout_lib.MlSettings] = None):
-        super().__init__(record_timeout)
         self._scheme = scheme
         self._aggregation = aggregation
         self._decision = decision
         self._ml = ml   # keep the document's pieces (and vectors) for EmitMlOutputs
 
-    def document_of(self, keyed_result) -> Document:
-        return keyed_result[1].example.segmented.document
+    def document_of(self, inferred: Inferred) -> Document:
+        return inferred.example.segmented.document
 
-    def step(self, keyed_result) -> Union[TaggedDocument, DeadLetter]:
-        result = keyed_result[1]
-        return annotate_lib.tag(result.example, result.inference, self._scheme,
+    def step(self, inferred: Inferred) -> Union[TaggedDocument, DeadLetter]:
+        return annotate_lib.tag(inferred.example, inferred.inference, self._scheme,
                                 self._aggregation, self._decision, self._ml)
 
 
@@ -263,11 +190,9 @@ class DetectPatterns(Stage):
     and merged with the model's spans (a pattern span beats an overlapping model span; model
     spans are cut at line breaks)."""
 
-    stage, failure = "patterns", Reason.PATTERN_ERROR
+    name, failure = "patterns", Reason.PATTERN_ERROR
 
-    def __init__(self, settings: patterns_lib.PatternSettings,
-                 record_timeout: Optional[float] = None):
-        super().__init__(record_timeout)
+    def __init__(self, settings: patterns_lib.PatternSettings):
         self._settings = settings
 
     def document_of(self, tagged: TaggedDocument) -> Document:
@@ -277,40 +202,31 @@ class DetectPatterns(Stage):
         return annotate_lib.add_patterns(tagged, self._settings)
 
 
-def read_secret_file(path: str) -> bytes:
-    """A secret file's bytes through Beam's FileSystems (a local path, gs://, s3://...)."""
-    from apache_beam.io.filesystem import CompressionTypes
-    from apache_beam.io.filesystems import FileSystems
-
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        return handle.read()
-
-
-def _this_worker() -> str:
-    return f"{socket.gethostname()} (pid {os.getpid()})"
-
-
 class Redact(Stage):
     """TaggedDocument -> AnnotatedDocument: overlaps resolved, names replaced.
 
-    The policy in the graph says where the pseudonym key lives, never the key:
-    each worker reads it in `setup` (an environment variable or a secret file).
+    The policy says where the pseudonym key lives, never the key: each process reads
+    it in `setup` (an environment variable, or a file through `read_file`).
     """
 
-    stage, failure = "redact", Reason.REDACT_ERROR
+    name, failure = "redact", Reason.REDACT_ERROR
+    counters = (f"{LANGUAGE_PREFIX}<language>", f"{ENTITY_PREFIX}<label>", PROPAGATED)
 
-    def __init__(self, policy: RedactionPolicy, record_timeout: Optional[float] = None):
-        super().__init__(record_timeout)
+    def __init__(self, policy: RedactionPolicy, read_file: ReadFile = _read_local_file):
         self._policy = policy
-        self._loaded = None
+        self._read_file = read_file
+        self._loaded: Optional[RedactionPolicy] = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_loaded": None}   # the key never travels with the stage
 
     def setup(self):
         language_lib.load_model()   # once per worker, not inside the first document's time
         try:
-            self._loaded = self._policy.with_key(read_secret_file)
+            self._loaded = self._policy.with_key(self._read_file)
         except SecretKeyError as error:
             raise SecretKeyError(
-                f"on worker {_this_worker()}: {error}. The launcher found the key, but "
+                f"on worker {this_worker()}: {error}. The launcher found the key, but "
                 f"workers read it themselves: make the "
                 f"{self._policy.key_source.describe()} available to the worker processes "
                 f"(see the README, 'Running at scale').") from error
@@ -323,19 +239,20 @@ class Redact(Stage):
             self.setup()
         return annotate_lib.redact_document(tagged, self._loaded)
 
-    def count_output(self, annotated: AnnotatedDocument) -> None:
-        count(f"{LANGUAGE_PREFIX}{annotated.language}")
+    def count_output(self, annotated: AnnotatedDocument, count: Count) -> None:
+        count(f"{LANGUAGE_PREFIX}{annotated.language}", 1)
         for label, entities in Counter(entity.label for entity in annotated.entities).items():
-            count(f"entities_{label}", entities)
+            count(f"{ENTITY_PREFIX}{label}", entities)
         propagated = sum(entity.propagated for entity in annotated.entities)
         if propagated:
-            count("entities_propagated", propagated)
+            count(PROPAGATED, propagated)
 
 
 class AuditRedacted(Stage):
     """AnnotatedDocument -> AnnotatedDocument with the audit of its redacted text (offsets, never strings)."""
 
-    stage, failure = "audit", Reason.AUDIT_ERROR
+    name, failure = "audit", Reason.AUDIT_ERROR
+    counters = (f"{AUDIT_PREFIX}<kind>", AUDIT_FLAGGED)
 
     def document_of(self, annotated: AnnotatedDocument) -> Document:
         return annotated.document
@@ -343,22 +260,21 @@ class AuditRedacted(Stage):
     def step(self, annotated: AnnotatedDocument) -> AnnotatedDocument:
         return annotate_lib.audit_document(annotated)
 
-    def count_output(self, annotated: AnnotatedDocument) -> None:
+    def count_output(self, annotated: AnnotatedDocument, count: Count) -> None:
         for kind, value in annotated.audit.counts.items():
             if value:
                 count(f"{AUDIT_PREFIX}{kind}", value)
         if annotated.audit.total:
-            count(AUDIT_FLAGGED)
+            count(AUDIT_FLAGGED, 1)
 
 
 class EmitMlOutputs(Stage):
     """AnnotatedDocument -> AnnotatedDocument with its ML outputs (--emit-token-ids,
     --emit-embeddings): the redacted piece ids and the vectors, from the final entities."""
 
-    stage, failure = "ml_outputs", Reason.ML_OUTPUT_ERROR
+    name, failure = "ml_outputs", Reason.ML_OUTPUT_ERROR
 
-    def __init__(self, settings: mlout_lib.MlSettings, record_timeout: Optional[float] = None):
-        super().__init__(record_timeout)
+    def __init__(self, settings: mlout_lib.MlSettings):
         self._settings = settings
 
     def document_of(self, annotated: AnnotatedDocument) -> Document:
@@ -368,13 +284,43 @@ class EmitMlOutputs(Stage):
         return mlout_lib.ml_outputs(annotated, self._settings)
 
 
-class FailedInferenceToDeadLetters(beam.DoFn):
-    """RunInference's own failed batches (keyed documents, exception) -> DeadLetters."""
+@dataclass(frozen=True)
+class AnnotationStages:
+    """The pipeline's stages in their one order: the per-document stages before the model,
+    the model, the per-document stages after it. Every driver runs this list."""
 
-    def process(self, failed):
-        batch, error = failed
-        for _, encoded in batch:
-            document = encoded.segmented.document
-            yield DeadLetter(document.source, Reason.INFERENCE_ERROR, _safe_detail(error),
-                             document.doc_id)
-            count("dead_letter_inference_error")
+    before_model: tuple[Stage, ...]
+    model: Infer
+    after_model: tuple[Stage, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Each stage's name, in order (the `time_us_<name>` counters)."""
+        return (*(s.name for s in self.before_model), self.model.name,
+                *(s.name for s in self.after_model))
+
+    def setup(self) -> None:
+        for stage in self.before_model:
+            stage.setup()
+        self.model.setup()
+        for stage in self.after_model:
+            stage.setup()
+
+
+def declare(settings: AnnotationSettings, classifier: Classifier,
+            read_file: ReadFile = _read_local_file) -> AnnotationStages:
+    """The one declared list of stages, from the settings: segment, encode, the model,
+    realign, patterns, redact, audit, and the ML outputs when asked for.
+
+    `classifier` runs the model (`larvatus.settings.classifier(settings)`); `read_file`
+    reads a pseudonym key file (local, or any filesystem the driver knows).
+    """
+    after = [Realign(settings.spec.scheme, settings.aggregation, settings.decision,
+                     ml=settings.ml),
+             DetectPatterns(settings.patterns), Redact(settings.policy, read_file),
+             AuditRedacted()]
+    if settings.ml is not None:
+        after.append(EmitMlOutputs(settings.ml))
+    return AnnotationStages(
+        before_model=(Segment(), Encode(settings.spec.load_tokenizer, settings.encode_settings)),
+        model=Infer(classifier), after_model=tuple(after))

@@ -164,3 +164,22 @@ def test_runnable_blocks_run_as_written(path, tmp_path):
             f"{path.name}:{block.line} ({block.kind}) exited {done.returncode}:\n"
             f"{block.code}\n--- stdout ---\n{done.stdout[-3000:]}\n"
             f"--- stderr ---\n{done.stderr[-3000:]}")
+
+
+def test_the_readme_says_where_the_clones_folder_hides_the_package(tmp_path):
+    """From the folder holding a clone named `larvatus`, the README's Python snippet imports
+    the clone's folder when the package is an editable install: the README must say so."""
+    clone = tmp_path / "larvatus"
+    shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "tests", "bench", "output", "*.egg-info", "__pycache__", "build"))
+    done = subprocess.run([sys.executable, "-c", "from larvatus import Redactor"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    if done.returncode != 0:       # the shadowing happens with this install
+        assert "cannot import name 'Redactor'" in done.stderr, done.stderr[-2000:]
+        assert ("from its parent folder `import larvatus` finds that folder" in readme
+                and "ImportError: cannot import name 'Redactor'" in readme)
+    from_clone = subprocess.run([sys.executable, "-c", "from larvatus import Redactor"],
+                                cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert from_clone.returncode == 0, from_clone.stderr[-2000:]   # inside the clone: fine

@@ -15,6 +15,7 @@ import pytest
 
 from larvatus.transforms import formats
 from larvatus.transforms import read as read_lib
+from larvatus import beam_stages
 from larvatus.transforms import stages
 from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, DeadLetterReason, Document
 from larvatus.transforms.redact import OPERATORS, PLACEHOLDER_STYLES
@@ -45,6 +46,13 @@ def _layer(module: str) -> str:
 @pytest.mark.parametrize("path", sorted((ROOT / "transforms").glob("*.py")), ids=lambda p: p.name)
 def test_transforms_import_nothing_from_models_or_pipeline(path):
     assert not _imported_packages(path) & {"models", "pipeline"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "transforms").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(ROOT / "transforms")))
+def test_transforms_import_no_beam(path):
+    """The pure logic and the declared stages run under any driver: Beam, the Redactor, Spark."""
+    assert "apache_beam" not in _imported_packages(path)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "models").glob("*.py")), ids=lambda p: p.name)
@@ -109,15 +117,16 @@ class _Exploding(stages.Segment):
 
 def test_stage_template_dead_letters_failures_with_its_own_reason_and_no_text():
     document = Document("d1", "Angela Merkel spoke.", "f:1")
-    [output] = list(_Exploding().process(document))
+    [output] = list(beam_stages.BeamStageChain([_Exploding()]).process(document))
     letter = output.value
-    assert output.tag == stages.DEAD
+    assert output.tag == beam_stages.DEAD
     assert (letter.source, letter.reason, letter.doc_id) == ("f:1", "segment_error", "d1")
     assert "Merkel" not in letter.detail
 
 
 def test_stage_template_passes_results_through():
-    [segmented] = list(stages.Segment().process(Document("d1", "Hello there", "f:1")))
+    [segmented] = list(beam_stages.BeamStageChain([stages.Segment()]).process(
+        Document("d1", "Hello there", "f:1")))
     assert segmented.num_words == 2
 
 

@@ -15,7 +15,7 @@ import onnxruntime as ort  # noqa: E402
 
 from larvatus.models import variants  # noqa: E402
 from larvatus.models.handler import CUDA, CPU, OnnxTokenClassifierHandler  # noqa: E402
-from larvatus.models.model_dir import EMBEDDED_DEFAULT, load_model_spec  # noqa: E402
+from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError, load_model_spec  # noqa: E402
 from larvatus.models.variant_check import tag_agreement, word_labels, cpu_runner  # noqa: E402
 from larvatus.transforms.encode import default_overlap  # noqa: E402
 
@@ -109,17 +109,19 @@ def test_damaged_cached_variant_is_derived_again(rigged_model_dir, tmp_path):
     assert variants.cached_fp16(int8, tmp_path).read_bytes() == good
 
 
-def test_cuda_graph_keeps_int8_and_says_why_when_the_variant_cannot_be_derived(
+def test_cuda_graph_refuses_loudly_when_the_variant_cannot_be_derived(
         rigged_model_dir, tmp_path, monkeypatch):
     int8 = str(rigged_model_dir / "model.int8.onnx")
 
-    def no_onnx(source, cache):
-        raise ImportError("No module named 'onnx'")
+    def no_sympy(source, cache):
+        raise ImportError("No module named 'sympy'")
 
-    monkeypatch.setattr(variants, "cached_fp16", no_onnx)
-    graph = variants.cuda_graph(int8, True, lambda: tmp_path)
-    assert graph.path == int8 and graph.batch_dependent
-    assert "dynamically quantized int8" in graph.note and "pip install onnx" in graph.note
+    monkeypatch.setattr(variants, "cached_fp16", no_sympy)
+    with pytest.raises(variants.VariantUnavailable) as refused:
+        variants.cuda_graph(int8, True, lambda: tmp_path)
+    message = str(refused.value)
+    assert "dynamically quantized int8" in message and "No module named 'sympy'" in message
+    assert "--device cpu" in message and "--precision fp16,int8" in message
 
 
 def test_cuda_graph_leaves_a_float_file_alone(rigged_fp32_model_dir):
@@ -171,8 +173,8 @@ def test_handler_runs_the_fp16_variant_of_a_dynamic_int8_model_on_cuda(
     assert "dynamically quantized" not in caplog.text
 
 
-def test_handler_warns_when_cuda_must_run_the_int8_graph(
-        int8_only_dir, tmp_path, monkeypatch, caplog):
+def test_handler_refuses_cuda_rather_than_run_the_int8_graph_there(
+        int8_only_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("LARVATUS_CACHE", str(tmp_path))
     spec = load_model_spec(str(int8_only_dir))
     opened: list = []
@@ -182,10 +184,11 @@ def test_handler_warns_when_cuda_must_run_the_int8_graph(
         raise ImportError("No module named 'onnx'")
 
     monkeypatch.setattr(variants, "cached_fp16", no_onnx)
-    with caplog.at_level(logging.WARNING):
-        loaded = OnnxTokenClassifierHandler(spec, device="cuda").load_model()
-    assert opened == [spec.onnx_path("cuda")] and loaded.windows_per_call == 1
-    assert "dynamically quantized int8 graph" in caplog.text and "--device cpu" in caplog.text
+    for device in ("cuda", "auto"):
+        monkeypatch.setattr("larvatus.models.handler.cuda_present", lambda: True)
+        with pytest.raises(ModelError, match="fp16 GPU variant could not be derived"):
+            OnnxTokenClassifierHandler(spec, device=device).load_model()
+    assert opened == []          # the int8 graph was not quietly put on the GPU
 
 
 def test_cpu_keeps_running_the_int8_file(int8_only_dir, tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from larvatus.transforms import segment as segment_lib
+from larvatus import beam_stages
 from larvatus.transforms import stages
 from larvatus.transforms.budget import RecordTimeout, TimeBudget, check_record_timeout
 from larvatus.transforms.chars import normalize_surface, visible
@@ -233,11 +234,11 @@ class _SlowOnSecrets(stages.Segment):
 
 
 def test_a_record_over_its_budget_is_dead_lettered_and_the_next_goes_on():
-    stage = _SlowOnSecrets(record_timeout=0.3)
+    stage = beam_stages.BeamStageChain([_SlowOnSecrets()], 0.3)
     started = time.perf_counter()
     [slow] = list(stage.process(Document("slow-1", "Angela Merkel spoke.", "f:1")))
     assert time.perf_counter() - started < 2.5
-    assert slow.tag == stages.DEAD
+    assert slow.tag == beam_stages.DEAD
     letter = slow.value
     assert (letter.source, letter.reason, letter.doc_id) == ("f:1", "timeout", "slow-1")
     assert letter.detail == "segment took more than 0.3 s" and "Merkel" not in letter.detail
@@ -261,7 +262,7 @@ def test_time_budget_passes_results_and_errors_through():
 def test_stages_with_a_budget_still_pickle():
     import pickle
 
-    stage = stages.Segment(record_timeout=1)
+    stage = beam_stages.BeamStageChain([stages.Segment()], 1)
     list(stage.process(Document("d", "Hello there", "f:1")))   # starts its worker
     copy = pickle.loads(pickle.dumps(stage))
     assert [w.num_words for w in copy.process(Document("d", "Hello there", "f:1"))] == [2]
@@ -302,7 +303,7 @@ def _read_file(path, fmt="auto", max_chars=1_000_000):
     from apache_beam.io.filesystem import FileMetadata
     from apache_beam.io.fileio import ReadableFile
 
-    stage = stages.ReadRecords(fmt, "id", "text", max_chars)
+    stage = beam_stages.ReadRecords(fmt, "id", "text", max_chars)
     return [getattr(out, "value", out) for out in stage.process(
         ReadableFile(FileMetadata(str(path), path.stat().st_size)))]
 

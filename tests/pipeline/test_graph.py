@@ -17,19 +17,20 @@ from larvatus.graph import AnnotateDocuments, JobConfig
 from larvatus.run import run
 from larvatus.transforms.records import Document
 from larvatus.transforms.redact import RedactionPolicy
+from larvatus.transforms.settings import AnnotationSettings
 
 
 def job_config(model_dir, **overrides) -> JobConfig:
     spec = load_model_spec(model_dir)
     values = dict(
-        input_pattern="unused", output_dir="unused", input_format="auto", id_field="id",
-        text_field="text", max_chars=1_000_000, spec=spec, device="cpu", batch_tokens=256,
+        max_chars=1_000_000, spec=spec, device="cpu", batch_tokens=256,
         intra_op_threads=1,
         encode_settings=spec.encode_settings(spec.load_tokenizer(), overlap=16),
         aggregation="first", policy=RedactionPolicy(frozenset({"PER", "LOC", "ORG"})),
         keep_text=False)
     values.update(overrides)
-    return JobConfig(**values)
+    return JobConfig(input_pattern="unused", output_dir="unused", input_format="auto",
+                     id_field="id", text_field="text", settings=AnnotationSettings(**values))
 
 
 def annotate(config, documents):

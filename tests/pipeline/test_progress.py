@@ -132,3 +132,78 @@ def test_progress_bar_and_off(tmp_path, rigged_model_dir):
     off = larvatus_run("--input", corpus(tmp_path), "--output", tmp_path / "off", "--model",
                        rigged_model_dir, "--device", "cpu", "--progress", "off")
     assert off.returncode == 0 and "run: progress:" not in off.stderr and "%|" not in off.stderr
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def watched(timeline: list[tuple[float, dict]], total_bytes: int, end: float) -> list[str]:
+    """The lines a monitor prints in a log for totals that change as `timeline` says, with a
+    tick every 5 s (the default --progress-interval) and the job ending at `end`."""
+    from larvatus.progress import ProgressMonitor
+
+    clock, stream = FakeClock(), io.StringIO()
+    state = {"totals": totals()}
+    monitor = ProgressMonitor(ProgressSettings("lines", interval=3600.0), total_bytes,
+                              local=False, stream=stream, clock=clock)
+    monitor._source = lambda: state["totals"]
+    monitor.start()
+    tick = 5.0
+    while tick < end:
+        clock.now = tick
+        state["totals"] = [t for at, t in timeline if at <= tick][-1]
+        monitor.tick()
+        tick += 5.0
+    clock.now = end
+    state["totals"] = timeline[-1][1]
+    monitor.stop()
+    return stream.getvalue().splitlines()
+
+
+def seconds_of(eta: str) -> int:
+    minutes = re.match(r"(?:(\d+)m )?(\d+)s", eta)
+    return int(minutes.group(1) or 0) * 60 + int(minutes.group(2))
+
+
+def test_a_short_job_prints_no_repeated_lines_and_no_absurd_eta():
+    """74.5 KiB read at once, the model loading for 12 s, then 36 documents in 13 s."""
+    size = 76_288
+    read = dict(bytes=size, records=36)
+    timeline = [(0.0, totals(bytes=1000)), (1.0, totals(**read)),
+                (12.0, totals(**read, documents=1, words=120)),
+                (17.0, totals(**read, documents=10, words=1200)),
+                (22.0, totals(**read, documents=30, words=3600)),
+                (25.0, totals(**read, documents=36, words=4320))]
+    lines = watched(timeline, size, end=25.5)
+    progress = [line for line in lines if ": progress: " in line]
+    assert len(progress) == len(set(progress)), lines
+    assert sum("no document done yet, 100% of 74.5 KiB read" in line for line in lines) == 1
+    assert not any(re.search(r"(^|[^0-9,])0 documents", line) for line in lines), lines
+    assert any("1 document, 120 words" in line for line in lines), lines
+    for line in progress:
+        at = 5.0 * (progress.index(line) + 1)
+        eta = re.search(r"ETA ([0-9hms ]+)$", line)
+        if eta:       # measured from the first finished document, not from the model's start-up
+            assert seconds_of(eta.group(1)) <= 2 * (25.5 - at), lines
+    done = lines[-1]
+    assert done.startswith("larvatus run: done: 36 documents, 4,320 words; 25.5 s in all")
+    assert re.search(r", 1[0-9]\.\d s of it from the first document done, at [0-9,]+ words/s$",
+                     done), done
+
+
+def test_a_job_done_before_the_first_tick_claims_no_rate():
+    """The closing line may not divide by the instant between two readings of the totals."""
+    lines = watched([(0.0, totals(bytes=500, records=1, documents=1, words=9))], 500, end=4.0)
+    assert lines == ["larvatus run: done: 1 document, 9 words; 4.0 s in all"]
+    assert Snapshot(totals(documents=1, words=9), 0.0001, 500).words_per_second is None
+
+
+def test_an_unchanged_job_repeats_its_line_only_once_a_minute():
+    stuck = totals(bytes=10, records=2, documents=1, words=5)
+    lines = watched([(0.0, stuck)], 100, end=131.0)
+    assert len([line for line in lines if ": progress: " in line]) == 3   # 5 s, 65 s, 125 s

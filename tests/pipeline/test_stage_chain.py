@@ -6,6 +6,7 @@ import time
 import pytest
 from apache_beam.pvalue import TaggedOutput
 
+from larvatus import beam_stages
 from larvatus.transforms import stages
 from larvatus.transforms.budget import RecordTimeout, TimeBudget
 from larvatus.transforms.records import DeadLetter, DeadLetterReason, Document
@@ -14,10 +15,9 @@ from larvatus.transforms.records import DeadLetter, DeadLetterReason, Document
 class _Upper(stages.Stage):
     """A stage of the test's own: the document's text upper-cased, its outputs counted."""
 
-    stage, failure = "upper", DeadLetterReason.SEGMENT_ERROR
+    name, failure = "upper", DeadLetterReason.SEGMENT_ERROR
 
-    def __init__(self, record_timeout=None):
-        super().__init__(record_timeout)
+    def __init__(self):
         self.counted = []
 
     def document_of(self, document):
@@ -28,15 +28,14 @@ class _Upper(stages.Stage):
             time.sleep(3)
         return Document(document.doc_id, document.text.upper(), document.source)
 
-    def count_output(self, result):
+    def count_output(self, result, count):
         self.counted.append(result.doc_id)
 
 
 class _Reverse(stages.Stage):
-    stage, failure = "reverse", DeadLetterReason.REDACT_ERROR
+    name, failure = "reverse", DeadLetterReason.REDACT_ERROR
 
-    def __init__(self, record_timeout=None):
-        super().__init__(record_timeout)
+    def __init__(self):
         self.counted, self.timeouts, self.calls = [], 0, 0
 
     def document_of(self, document):
@@ -52,7 +51,7 @@ class _Reverse(stages.Stage):
             return DeadLetter(document.source, DeadLetterReason.TOO_LARGE, "no", document.doc_id)
         return Document(document.doc_id, document.text[::-1], document.source)
 
-    def count_output(self, result):
+    def count_output(self, result, count):
         self.counted.append(result.doc_id)
 
     def on_timeout(self):
@@ -61,7 +60,7 @@ class _Reverse(stages.Stage):
 
 def _chain(timeout):
     upper, reverse = _Upper(), _Reverse()
-    return stages.StageChain([upper, reverse], timeout), upper, reverse
+    return beam_stages.BeamStageChain([upper, reverse], timeout), upper, reverse
 
 
 def _document(doc_id, text="Angela Merkel"):
@@ -72,7 +71,8 @@ def _document(doc_id, text="Angela Merkel"):
 def test_a_chain_gives_what_its_stages_give_one_after_the_other(timeout):
     chain, upper, reverse = _chain(timeout)
     [output] = list(chain.process(_document("a")))
-    alone = list(_Reverse().process(next(iter(_Upper().process(_document("a"))))))
+    alone = list(beam_stages.BeamStageChain([_Reverse()]).process(
+        next(iter(beam_stages.BeamStageChain([_Upper()]).process(_document("a"))))))
     assert output == alone[0] == Document("a", "LEKREM ALEGNA", "f:a")
     assert upper.counted == ["a"] and reverse.counted == ["a"]
     chain.teardown()
@@ -82,7 +82,7 @@ def test_a_chain_gives_what_its_stages_give_one_after_the_other(timeout):
 def test_a_failing_stage_dead_letters_with_its_own_reason_after_the_earlier_ones_counted(timeout):
     chain, upper, reverse = _chain(timeout)
     [output] = list(chain.process(_document("boom")))
-    assert output.tag == stages.DEAD
+    assert output.tag == beam_stages.DEAD
     letter = output.value
     assert (letter.source, letter.reason, letter.doc_id) == ("f:boom", "redact_error", "boom")
     assert letter.detail == "RuntimeError" and "Merkel" not in letter.detail
@@ -93,9 +93,9 @@ def test_a_failing_stage_dead_letters_with_its_own_reason_after_the_earlier_ones
 
 def test_a_dead_letter_a_stage_returns_ends_the_element_there():
     tail = _Reverse()
-    chain = stages.StageChain([_Reverse(), tail], 5.0)
+    chain = beam_stages.BeamStageChain([_Reverse(), tail], 5.0)
     [output] = list(chain.process(_document("refuse")))
-    assert output.tag == stages.DEAD and output.value.reason == "too_large"
+    assert output.tag == beam_stages.DEAD and output.value.reason == "too_large"
     assert tail.calls == 0
 
 
@@ -105,7 +105,7 @@ def test_the_stage_that_overruns_is_named_and_the_next_document_goes_on():
     [slow] = list(chain.process(_document("slow")))
     assert time.perf_counter() - started < 2.5
     letter = slow.value
-    assert slow.tag == stages.DEAD
+    assert slow.tag == beam_stages.DEAD
     assert (letter.source, letter.reason, letter.doc_id) == ("f:slow", "timeout", "slow")
     assert letter.detail == "reverse took more than 0.5 s" and "Merkel" not in letter.detail
     assert upper.counted == ["slow"] and reverse.timeouts == 1
@@ -167,7 +167,7 @@ def test_a_batched_chain_waits_for_its_batch_and_gives_each_output_its_own_times
     from apache_beam.utils.windowed_value import WindowedValue
 
     upper, reverse = _Upper(), _Reverse()
-    chain = stages.StageChain([upper, reverse], 5.0, batch_size=2)
+    chain = beam_stages.BeamStageChain([upper, reverse], 5.0, batch_size=2)
     names = ["a", "boom", "c"]
     during, at_end = _bundle(chain, [_document(name) for name in names])
     assert len(during) == 2 and len(at_end) == 1   # a full batch of two, then the rest
@@ -175,7 +175,7 @@ def test_a_batched_chain_waits_for_its_batch_and_gives_each_output_its_own_times
     assert all(isinstance(value, WindowedValue) for value in values)
     assert [value.timestamp.micros for value in values] == [0, 1_000_000, 2_000_000]
     assert values[0].value.text == "LEKREM ALEGNA"
-    assert (during[1].tag, values[1].value.reason) == (stages.DEAD, "redact_error")
+    assert (during[1].tag, values[1].value.reason) == (beam_stages.DEAD, "redact_error")
     assert upper.counted == names and reverse.counted == ["a", "c"]
     chain.teardown()
 
@@ -185,7 +185,7 @@ def test_batched_and_one_by_one_chains_give_the_same_outputs(timeout):
     names = ["a", "boom", "refuse", "b", "slow", "c"] if timeout else ["a", "boom", "refuse", "b"]
     one_by_one, _, _ = _chain(timeout)
     alone = [list(one_by_one.process(_document(name))) for name in names]
-    batched = stages.StageChain([_Upper(), _Reverse()], timeout, batch_size=4)
+    batched = beam_stages.BeamStageChain([_Upper(), _Reverse()], timeout, batch_size=4)
     during, at_end = _bundle(batched, [_document(name) for name in names])
 
     def plain(output):
@@ -209,9 +209,9 @@ def test_a_chain_still_pickles_after_its_worker_started():
 
 def test_a_chain_needs_a_stage_and_a_batch():
     with pytest.raises(ValueError):
-        stages.StageChain([], 1.0)
+        beam_stages.BeamStageChain([], 1.0)
     with pytest.raises(ValueError):
-        stages.StageChain([_Upper()], 1.0, batch_size=0)
+        beam_stages.BeamStageChain([_Upper()], 1.0, batch_size=0)
 
 
 def test_a_chain_set_up_freezes_what_its_stages_loaded():
@@ -219,7 +219,7 @@ def test_a_chain_set_up_freezes_what_its_stages_loaded():
 
     gc.unfreeze()
     try:
-        chain = stages.StageChain([_Upper(), _Reverse()], 1.0)
+        chain = beam_stages.BeamStageChain([_Upper(), _Reverse()], 1.0)
         chain.setup()
         assert gc.get_freeze_count() > 0
         [output] = list(chain.process(_document("a")))
