@@ -1,10 +1,11 @@
 """Command-line logging: one handler that names the program, -v/-q levels, Beam's noise kept out."""
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 # Loggers of Larvatus's own code; everything else (Beam, gRPC, ONNX Runtime) is "theirs".
 OUR_LOGGERS = ("larvatus", "pipeline", "models", "transforms")
@@ -103,6 +104,37 @@ def configure(prog: str, verbosity: int = 0) -> None:
     for name in OUR_LOGGERS:
         logging.getLogger(name).setLevel(ours)
     install_noise_filter()
+
+
+@contextlib.contextmanager
+def library_errors_held(show_on_failure: bool) -> Iterator[None]:
+    """Holds the error records of libraries (Beam's report of a failed bundle, with its
+    traceback) while a job runs: if the job fails, the command says why in one line and
+    they are dropped unless `show_on_failure` (-v); if it finishes, they are printed then."""
+    held: list[logging.LogRecord] = []
+
+    class Hold(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            if record.levelno < logging.ERROR or record.name.split(".")[0] in OUR_LOGGERS:
+                return True
+            held.append(record)
+            return False
+
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, CliHandler)]
+    hold = Hold()
+    for handler in handlers:
+        handler.addFilter(hold)
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        for handler in handlers:
+            handler.removeFilter(hold)
+        if show_on_failure or not failed:
+            for record in held:
+                for handler in handlers:
+                    handler.handle(record)
 
 
 def worker_log_options(verbosity: int, argv: Sequence[str], local: bool) -> list[str]:

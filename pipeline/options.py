@@ -41,6 +41,46 @@ def progress_interval(value: str) -> float:
     return seconds
 
 
+# Offsets are stored as int32: no document may be longer than this many characters.
+MAX_CHARS_LIMIT = 2**31 - 1
+
+
+def max_chars(value: str) -> int:
+    """--max-chars: a whole number from 1 to MAX_CHARS_LIMIT (entity offsets are int32)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if not 1 <= number <= MAX_CHARS_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"must be between 1 and {MAX_CHARS_LIMIT:,} (offsets are 32-bit), not {value}")
+    return number
+
+
+def check_beam_options(options: PipelineOptions) -> None:
+    """Refuses Beam options that would fail only once the job runs: a runner Beam does not
+    know or cannot load here, a negative --direct_num_workers (OptionsError)."""
+    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
+    from apache_beam.runners.runner import create_runner
+
+    runner = options.view_as(StandardOptions).runner
+    if isinstance(runner, str):
+        try:
+            create_runner(runner)
+        except ValueError as error:
+            known = str(error).partition("Valid values are ")[2].rstrip(".")
+            raise OptionsError(f"--runner {runner}: Beam knows no such runner"
+                               + (f" (it knows {known})" if known else "")) from None
+        except ImportError as error:
+            raise OptionsError(f"--runner {runner} needs a library that is not installed "
+                               f"({error}); for DataflowRunner: pip install "
+                               f"'apache-beam[gcp]'") from None
+    workers = options.view_as(DirectOptions).direct_num_workers
+    if workers is not None and workers < 0:
+        raise OptionsError(f"--direct_num_workers must be 0 (one per core) or more, "
+                           f"not {workers}")
+
+
 RUN_EXAMPLES = """examples:
   larvatus run --input 'corpus/*.jsonl' --output out/
   larvatus run --input docs.parquet --text-field body --id-field doc_id --output out/ \\
@@ -54,8 +94,8 @@ Every other argument must be a Beam option (larvatus run --help-beam lists them)
 --setup_file ./setup.py. Arguments after a bare -- go to Beam unchecked (options that only
 a runner's job server knows).
 
-exit status: 0 done; 1 the job ran but failed a check (too many dead letters, counts that
-do not add up); 2 a bad command line, option, input or model (nothing was run); 130
+exit status: 0 done; 1 the job failed (a full disk, a store that stopped answering) or
+failed a check (too many dead letters, counts that do not add up); 2 a bad command line, option, input or model (nothing was run); 130
 interrupted (Ctrl-C)."""
 
 
@@ -263,7 +303,7 @@ def _add_output_args(group) -> None:
                        default=False,
                        help="Also write the original text and entity surface strings. Off "
                             "by default: the output is meant to be shareable.")
-    group.add_argument("--max-chars", "--max_chars", dest="max_chars", type=int,
+    group.add_argument("--max-chars", "--max_chars", dest="max_chars", type=max_chars,
                        default=DEFAULT_MAX_CHARS,
                        help=f"Longer documents are dead-lettered as too_large. "
                             f"Default: {DEFAULT_MAX_CHARS}.")
@@ -275,7 +315,7 @@ def _add_output_args(group) -> None:
                             f"Default: {DEFAULT_RECORD_TIMEOUT:g}.")
     group.add_argument("--overwrite", action="store_true", default=False,
                        help="Replace Larvatus files already in --output (only once the "
-                            "new run has finished).")
+                            "new run is wholly written; files of yours there stay).")
     group.add_argument(
         "--max-dead-letter-ratio", "--max_dead_letter_ratio", dest="max_dead_letter_ratio",
         type=float, default=DEFAULT_MAX_DEAD_LETTER_RATIO,

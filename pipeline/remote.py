@@ -58,6 +58,28 @@ STORE_FLAGS = {
 }
 
 
+# Store options whose values are secrets: never printed.
+SECRET_FLAGS = frozenset({"s3_access_key_id", "s3_secret_access_key", "s3_session_token",
+                          "azure_connection_string"})
+
+
+def next_step_flags(options: "StoreOptions") -> list[str]:
+    """The store options a printed next step (`larvatus show OUT ...`) needs to reach the
+    output as `run` did, shell-quoted; a secret's value is never printed, only its name."""
+    import shlex
+
+    flags = []
+    for name, value in options.items:
+        if name in SECRET_FLAGS:
+            flags.append(f"--{name} ...")
+        elif STORE_FLAGS.get(name):
+            if value:
+                flags.append(f"--{name}")
+        else:
+            flags.append(f"--{name} {shlex.quote(str(value))}")
+    return flags
+
+
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     """Beam's filesystem options (--s3_endpoint_url, --hdfs_host, ...) on a command that
     reads a job's output (`larvatus show`, `larvatus report`)."""

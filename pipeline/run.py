@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import logging
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -14,7 +16,7 @@ from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from larvatus.models.handler import OnnxTokenClassifier
 from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError
@@ -23,8 +25,8 @@ from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, remote, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
 from larvatus.options import (
-    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, help_text, job_parser,
-    resolve_keep_fields,
+    DEFAULT_ID_FIELD, LarvatusOptions, OptionsError, add_launcher_args, check_beam_options,
+    help_text, job_parser, resolve_keep_fields,
 )
 from larvatus.progress import ProgressSettings, human_bytes
 from larvatus.sharing import SharingError, plan_sharing
@@ -125,6 +127,11 @@ def _ml_extras(config: JobConfig, summary: dict) -> dict[str, bytes]:
     return extra
 
 
+def _extra_names(config: JobConfig) -> tuple[str, ...]:
+    """The files beside the folders that the run writes into its output (`_ml_extras`)."""
+    return (ML_TOKENIZER_NAME,) if config.ml is not None and config.ml.token_ids else ()
+
+
 def _with_sharing(argv: list, options: LarvatusOptions, pipeline_options: PipelineOptions,
                   config: JobConfig, device: str) -> tuple[PipelineOptions, JobConfig]:
     """The Beam options and job config with what --share-model adds (see `larvatus.sharing`)."""
@@ -221,6 +228,76 @@ class _HeldInterrupt(_SigintHandler):
         return False
 
 
+class JobFailed(RuntimeError):
+    """The job started but failed for a reason that is not the data's (a full disk, a store
+    that stopped answering, a runner that cannot start); the message is one line."""
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """An exception and those it was raised from or during, outermost first."""
+    chain, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+# Beam's messages when a runner cannot fetch what it runs on: (start of the message, what).
+RUNNER_DOWNLOADS = (("Unable to fetch remote job server jar at ", "its job server jar"),
+                    ("Unable to fetch remote prism binary at ", "the Prism runner binary"))
+
+
+def describe_failure(error: BaseException) -> str:
+    """A failure in one line: a full disk, a store timeout, else the innermost message's
+    first line (Beam wraps a worker's exception in its own RuntimeError)."""
+    chain = _causes(error)
+    for cause in chain:
+        if isinstance(cause, OSError) and cause.errno == errno.ENOSPC \
+                or "No space left on device" in str(cause):
+            return "no space left on the device"
+        if isinstance(cause, storage.StoreTimeout):
+            return str(cause)
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+def _job_failure(error: Exception, pipeline_options: PipelineOptions, output_dir: str,
+                 left: Optional[str] = None) -> str:
+    """What the command prints when the job failed (not a record: those are dead letters);
+    `left` says why the run's temporary files could not be removed, if they could not."""
+    runner = pipeline_options.view_as(StandardOptions).runner
+    for cause in _causes(error):
+        message = str(cause)
+        for start, what in RUNNER_DOWNLOADS:
+            if message.startswith(start):
+                url = message[len(start):].split(": ", 1)[0]
+                stage = message.rpartition("stage the jar at ")[2] \
+                    if "stage the jar at " in message else None
+                return (f"--runner {runner} needs {what}, which Beam downloads from {url} and "
+                        f"could not fetch here (no network?)"
+                        + (f"; put it at {stage.rstrip('.')}" if stage else "")
+                        + "; nothing was written to --output")
+    reason = describe_failure(error)
+    where = f" writing {output_dir}" if "no space left" in reason else ""
+    cleaned = ("the run's temporary files were removed and any earlier output was left as it "
+               "was" if left is None else f"any earlier output was left as it was, but {left}")
+    return f"the job failed{where}: {reason}; {cleaned} (-v shows Beam's report)"
+
+
+def _discard(staging: str, made_folders: tuple[str, ...]) -> Optional[str]:
+    """Removes a failed run's staging folder; a store that does not answer is said, not
+    waited on for ever (StoreTimeout). Returns what to tell the user if it could not."""
+    try:
+        storage.discard(staging, made_folders)
+    except Exception as error:   # the run's own failure is what the user must see
+        return (f"the run's temporary files in {staging} could not be removed "
+                f"({describe_failure(error)}): delete them, or let the next run with "
+                f"--overwrite do it")
+    return None
+
+
 def _probe_model(config: JobConfig) -> str:
     """Loads the model once on the launcher, so that a broken model fails now, not on a
     worker; returns the device it runs on here ("cpu" or "cuda")."""
@@ -260,6 +337,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
+    check_beam_options(pipeline_options)
     FileSystems.set_options(pipeline_options)   # credentials for a remote --model or key file
     store = remote.StoreOptions.of(pipeline_options)
     try:   # a missing library or credential fails now, not in Beam's retries on a worker
@@ -271,13 +349,21 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     config = dataclasses.replace(make_config(options), store=store)
     LOG.debug("settings: %s", json.dumps(_summary_options(config), sort_keys=True))
     try:
-        storage.check_output(config.output_dir, options.overwrite)
-    except storage.OutputError as error:
-        raise OptionsError(str(error)) from error
+        storage.check_output(config.output_dir, options.overwrite,
+                             writes=_extra_names(config))
+    except (storage.OutputError, storage.StoreTimeout) as error:
+        raise OptionsError(f"--output {config.output_dir}: {error}"
+                           if isinstance(error, storage.StoreTimeout) else str(error)) from error
     launcher_device = _probe_model(config)
     pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
                                              launcher_device)
-    staging = storage.new_staging_dir(config.output_dir)
+    made_folders = storage.folders_to_make(config.output_dir)
+    try:
+        staging = storage.new_staging_dir(config.output_dir)
+    except OSError as error:
+        storage.remove_empty_folders(made_folders)
+        raise JobFailed(f"cannot write in --output {config.output_dir}: "
+                        f"{describe_failure(error)}") from error
     files = preflight.input_files(config.input_pattern)
     size = preflight.total_bytes(files)
     LOG.info("reading %d file(s)%s matching %s", len(files),
@@ -302,7 +388,12 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
                     result.wait_until_finish()
             counters = query_counters(result)
     except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
-        storage.discard(staging)
+        left = _discard(staging, made_folders)
+        if isinstance(error, Exception) and not interrupt.seen:
+            raise JobFailed(_job_failure(error, pipeline_options, config.output_dir,
+                                         left)) from error
+        if left is not None:
+            LOG.warning("%s", left)
         if interrupt.seen and not isinstance(error, KeyboardInterrupt):
             # Beam wraps a KeyboardInterrupt raised inside a DoFn in a RuntimeError
             raise KeyboardInterrupt from error
@@ -315,8 +406,16 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     known_failures = len(summary["checks"]["failures"])   # logged below or by main()
     check_files_read(summary, sum(1 for f in files if not f.path.endswith("/")))
     with _HeldInterrupt():
-        storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
-                        check_published)
+        try:
+            storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
+                            check_published)
+        except storage.OutputWriteError as error:
+            if error.earlier_kept and _discard(staging, made_folders) is not None:
+                LOG.warning("the run's temporary files in %s could not be removed; delete "
+                            "them, or let the next run with --overwrite do it", staging)
+            raise JobFailed(f"{error}; " + (
+                "the new run's files were removed and any earlier output was left as it was"
+                if error.earlier_kept else "the new run's files were kept beside them")) from error
     _log_failures(summary, known_failures)
     return summary
 
@@ -332,20 +431,25 @@ def next_step_command(prog: str) -> str:
     return f"{sys.executable} -m larvatus.cli"
 
 
-def _closing_lines(summary: dict, output_dir: str, prog: str) -> list[str]:
-    """What a finished job prints on stdout: counts, where things are, what to run next."""
+def _closing_lines(summary: dict, output_dir: str, prog: str,
+                   store: remote.StoreOptions = remote.StoreOptions()) -> list[str]:
+    """What a finished job prints on stdout: counts, where things are, what to run next
+    (with the store options `show` and `report` need to reach a remote output)."""
     entities = ", ".join(f"{label} {count:,}" for label, count in sorted(
         summary["entities_by_label"].items(), key=lambda kv: -kv[1])) or "none"
     dead = summary["dead_lettered"]
     reasons = ", ".join(f"{r} {c:,}" for r, c in sorted(summary["dead_lettered_by_reason"].items()))
     command = next_step_command(prog)
+    target = shlex.quote(output_dir)
+    if not storage.is_local(output_dir):
+        target += "".join(f" {flag}" for flag in remote.next_step_flags(store))
     return [
         f"records: {summary['records_in']:,} in, {summary['records_out']:,} annotated, "
         f"{dead:,} dead-lettered{f' ({reasons})' if dead else ''}",
         f"entities: {entities}",
         f"words: {summary['words']:,} in {summary['wall_seconds']:,.1f} s",
         f"output: {output_dir}",
-        f"next: {command} show {output_dir}   or   {command} report {output_dir}",
+        f"next: {command} show {target}   or   {command} report {target}",
     ]
 
 
@@ -365,7 +469,8 @@ def _beam_help(prog: str) -> str:
 def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> int:
     """`larvatus run`: strict options, logging, then the job; returns the exit status.
 
-    0 done; 1 the job ran but failed a check (too many dead letters, counts that do
+    0 done; 1 the job failed (a full disk, a store that stopped answering, a runner
+    that cannot start: one line) or failed a check (too many dead letters, counts that do
     not add up or could not be checked); 2 a bad command line, option, input or
     model (nothing ran); 130 interrupted.
     """
@@ -391,18 +496,24 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
     progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
                                 launcher.progress_interval, prog)
     try:
-        summary = run(job_argv + unchecked, progress=progress)
+        with logs.library_errors_held(show_on_failure=verbosity >= 1):
+            summary = run(job_argv + unchecked, progress=progress)
     except (OptionsError, ModelError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
+    except JobFailed as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "
               "output was left as it was", file=sys.stderr)
         return 130
-    options = PipelineOptions(job_argv + unchecked).view_as(LarvatusOptions)
+    job_options = PipelineOptions(job_argv + unchecked)
+    options = job_options.view_as(LarvatusOptions)
     output_dir = storage.absolute(options.output)
     if not launcher.quiet:
-        print("\n".join(_closing_lines(summary, output_dir, prog)))
+        print("\n".join(_closing_lines(summary, output_dir, prog,
+                                        remote.StoreOptions.of(job_options))))
     status = 0 if summary["counts_add_up"] and summary["checks"]["passed"] else 1
     failure = dead_letter_failure(summary, options.max_dead_letter_ratio)
     if failure:

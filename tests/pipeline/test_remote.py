@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from larvatus import remote
+from larvatus import remote, storage
 from tests.paths import ROOT
 from tests.rows import differing, read_rows
 from tests.s3server import BUCKET, S3Server, no_credentials_env
@@ -144,10 +145,15 @@ def test_a_job_on_s3_is_read_back_by_show_and_report(s3, tmp_path):
     source = s3.put("show/in/news.jsonl", SAMPLE.read_bytes())
     output = f"s3://{BUCKET}/show/out"
     endpoint = ["--s3_endpoint_url", s3.endpoint]
-    done = larvatus(["run", "--input", source, "--output", output, "-q", *endpoint], s3.env())
+    done = larvatus(["run", "--input", source, "--output", output, "--progress", "off",
+                     *endpoint], s3.env())
     assert done.returncode == 0, done.stderr[-3000:]
     assert "show/out/_SUMMARY.json" in s3.keys("show/out/")
-    shown = larvatus(["show", output, *endpoint], s3.env())
+    # the printed next step works as printed: it keeps the endpoint
+    [next_step] = [line for line in done.stdout.splitlines() if line.startswith("next: ")]
+    printed = shlex.split(next_step.split(" show ", 1)[1].split("   or   ", 1)[0])
+    assert printed == [output, *endpoint]
+    shown = larvatus(["show", *printed], s3.env())
     assert shown.returncode == 0, shown.stderr[-3000:]
     assert "records in 36, out 36" in shown.stdout
     assert "Parquet file(s)" in shown.stdout and "annotations: 0 " not in shown.stdout
@@ -199,6 +205,48 @@ def test_credentials_the_store_refuses_exit_2_at_start(tmp_path):
     assert done.returncode == 2, done.stderr[-3000:]
     assert f"s3://{BUCKET} at {strict.endpoint} refused listing s3://{BUCKET}/x/*.jsonl " \
            f"(InvalidAccessKeyId" in done.stderr
+
+
+# After the endpoint dies, the command must have ended within this many seconds: Beam's
+# own retries inside the job, then one bounded call per store operation on the launcher.
+KILLED_ENDPOINT_BOUND = 3 * storage.STORE_CALL_TIMEOUT_S
+
+
+@pytest.mark.slow
+def test_an_endpoint_killed_mid_run_ends_the_command_in_one_line_within_a_bound(
+        tmp_path, rigged_model_dir):
+    server = S3Server(tmp_path / "moto.log")
+    try:
+        server.client().create_bucket(Bucket=BUCKET)
+        source = tmp_path / "in.jsonl"
+        source.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Jane Doe met ACME {i}."})
+                                  + "\n" for i in range(200)))
+        command = [sys.executable, "-m", "larvatus.cli", "run", "--input", source,
+                   "--output", f"s3://{BUCKET}/killed/out", "--model", rigged_model_dir,
+                   "--device", "cpu", "-q", "--s3_endpoint_url", server.endpoint]
+        job = subprocess.Popen(list(map(str, command)), cwd=ROOT, env=server.env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + COMMAND_TIMEOUT
+        while not any(remote_key.endswith(".larvatus-owner.json")   # the run has begun
+                      for remote_key in server.keys("killed/out/")):
+            assert job.poll() is None, job.communicate()
+            assert time.monotonic() < deadline, "the run never started writing its output"
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    killed = time.monotonic()
+    try:
+        _, stderr = job.communicate(timeout=KILLED_ENDPOINT_BOUND + 60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        pytest.fail("the command hung after its S3 endpoint died")
+    elapsed = time.monotonic() - killed
+    assert elapsed < KILLED_ENDPOINT_BOUND, elapsed
+    assert job.returncode == 1, stderr[-3000:]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr[-3000:]
+    assert lines[0].startswith("larvatus run: error: the job failed")
+    assert server.endpoint in lines[0] or "did not answer within" in lines[0], lines[0]
 
 
 def _closed_port() -> int:

@@ -214,7 +214,7 @@ def test_an_interrupted_run_is_named_incomplete_and_overwrite_cleans_it(tmp_path
     # what a killed run leaves: no summary, a staging folder, Beam's temp folder
     (out / "_SUMMARY.json").unlink()
     (out / ".larvatus-staging-0123456789ab" / "annotations").mkdir(parents=True)
-    (out / "annotations" / "beam-temp-annotations-x").mkdir()
+    (out / "annotations" / "beam-temp-annotations-0123456789abcdef0123456789abcdef").mkdir()
     (out / "_SUMMARY.json.0123456789ab.partial").write_text('{"records_in"')
     with pytest.raises(show_module.IncompleteRun, match="incomplete run"):
         show_module.show(str(out))
@@ -413,7 +413,7 @@ def test_output_on_an_object_store_without_folders(tmp_path, rigged_model_dir, m
     # what an interrupted run leaves there: objects, no summary
     (stored / "_SUMMARY.json").unlink()
     for leftover in (".larvatus-staging-0123456789ab/annotations/annotations-00000-of-00001.parquet",
-                     "annotations/beam-temp-annotations-1f2e/0d9c.parquet"):
+                     "annotations/beam-temp-annotations-1f2e3d4c5b6a79880123456789abcdef/0d9c.parquet"):
         (stored / leftover).parent.mkdir(parents=True, exist_ok=True)
         (stored / leftover).write_bytes(b"PAR1")
     with pytest.raises(show_module.IncompleteRun, match="incomplete run"):

@@ -100,14 +100,15 @@ def test_published_rows_that_differ_from_the_counts_fail_the_run(
     assert main(["--input", str(source), "--output", str(other), "--model",
                  str(rigged_fp32_model_dir), "--device", "cpu", "--quiet"]) == 0
     intruder = next((other / "annotations").glob("*.parquet"))
-    real_publish = storage._publish
-
-    def publish_then_another_run_lands(staging, output, extra):
-        real_publish(staging, output, extra)
-        shutil.copy(intruder, Path(output) / "annotations" / "annotations-99999-of-99999.parquet")
-
-    monkeypatch.setattr(storage, "_publish", publish_then_another_run_lands)
+    real_rows = storage.published_rows
     output = tmp_path / "out"
+
+    def another_run_lands_once_the_files_are_in_place(folder):
+        if Path(folder) == output:
+            shutil.copy(intruder, output / "annotations" / "annotations-99999-of-99999.parquet")
+        return real_rows(folder)
+
+    monkeypatch.setattr(storage, "published_rows", another_run_lands_once_the_files_are_in_place)
     code = main(["--input", str(source), "--output", str(output), "--model",
                  str(rigged_fp32_model_dir), "--device", "cpu", "--quiet"])
     assert code == 1
