@@ -406,16 +406,16 @@ def test_id(text, identifier):
 @pytest.mark.parametrize("text", [
     "The number 9434765919 was printed on the form.",   # valid NHS checksum, no cue, no groups
     "NHS\n9434765919",                                   # the cue is on another line
-    "NHS 943 476 5910",                                  # wrong check digit
-    "SSN 000-12-3456 and 666-12-3456 and 900-12-3456",   # never issued
-    "BSN 123456789",                                     # 11-proef fails
+    "ref 943 476 5910",                                  # wrong check digit, no cue
+    "000-12-3456 and 666-12-3456 and 900-12-3456",       # never issued, no cue
+    "number 123456789",                                  # 11-proef fails, no cue
     "order 123456782 shipped",                           # valid BSN, no cue
     "44851401353 rows",                                  # PESEL of the 1800s, no cue
     "44131401350 rows",                                  # PESEL checksum, month 13
     "36574261809 bytes",                                 # valid German tax id, no cue
     "1234567T",                                          # valid PPS, no cue
     "GB 12 34 56 C, QQ123456C, AB123456E",               # not allocated NINO prefixes/suffix
-    "DNI 12345678A",                                     # wrong control letter
+    "code 12345678A",                                    # wrong control letter, no cue
     "RCCMNL83S18D969A",                                  # wrong control letter
     "Order 123456789 shipped",                           # passport shape, no cue
     "passport photo 12345",                              # too short for a passport number
@@ -917,6 +917,9 @@ _ID_FRAGMENTS = ["943 476 5919", "536-90-4399", "AB 12 34 56 C", "AB123456C", "1
                  "2123 45670 1", "123-456-789-000", "S1234567D", "AB1234563", "MORGA753116SM9IJ",
                  "11-12-345678-90", "hh 01 02 03 d", "ab 12 34 56 c"]
 # and for the shapes searched on the lines of their own hint
+_ID_FRAGMENTS += ["DE136695976", "DE 136695976", "M123A4567", "ABCPD1234E", "WKH1234566",
+                  "123456601", "MD-123456", "CA00000AA", "AX 1234567", "M123A4567", "YA1234567",
+                  "A1234567"]
 _OWN_HINT_FRAGMENTS = ["C01X00T47", "T220001293", "1EG4-TE5-MK73", "1EG4TE5MK73", "RCCMNL83S18D969H"]
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from larvatus.transforms.recognizers import addresses, contact, dates, finance, identifiers
 from larvatus.transforms.recognizers.base import (
-    DEFAULT_PHONE_REGIONS, LINE_BREAKS, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_VALIDATED,
-    finditer_on_lines)
+    DEFAULT_PHONE_REGIONS, LINE_BREAKS, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_UNVALIDATED,
+    SCORE_VALIDATED, finditer_on_lines)
 from larvatus.transforms.recognizers.merge import find_patterns, merge_spans, recognize
 from larvatus.transforms.recognizers.registry import (
     FIXED_PLACEHOLDER_LABELS, Finder, Kind, PatternSettings, kind, kinds, pattern_labels,
@@ -17,7 +17,7 @@ from larvatus.transforms.recognizers.registry import (
 
 __all__ = [
     "BUILTIN_LABELS", "DEFAULT_PHONE_REGIONS", "FIXED_PLACEHOLDER_LABELS", "Finder", "Kind",
-    "LINE_BREAKS", "PatternSettings", "SCORE_CHECKSUM", "SCORE_FORMAT", "SCORE_VALIDATED",
+    "LINE_BREAKS", "PatternSettings", "SCORE_CHECKSUM", "SCORE_FORMAT", "SCORE_UNVALIDATED", "SCORE_VALIDATED",
     "find_patterns", "finditer_on_lines", "kind", "kinds", "merge_spans", "pattern_labels",
     "placeholder_order", "recognize", "register", "unregister",
 ]
