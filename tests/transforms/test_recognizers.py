@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pickle
 import random
+import re
 import time
 
 import pytest
@@ -927,7 +928,8 @@ _OWN_HINT_FRAGMENTS = ["C01X00T47", "T220001293", "1EG4-TE5-MK73", "1EG4TE5MK73"
 def test_identifier_shapes_searched_only_on_lines_with_their_hint_are_found_as_everywhere(index):
     kind = identifiers.ID_SCHEMES[index]
     rng = random.Random(17 + index)
-    pool = _ID_FRAGMENTS + _LINE_FRAGMENTS + (_OWN_HINT_FRAGMENTS if kind.hint else [])
+    examples = re.findall(r"`([^`]+)`", kind.example) * 3   # the scheme's own documented values
+    pool = _ID_FRAGMENTS + _LINE_FRAGMENTS + examples + (_OWN_HINT_FRAGMENTS if kind.hint else [])
     found = 0
     for _ in range(3000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(1, 10)))
