@@ -386,3 +386,23 @@ def test_the_docs_table_of_identifier_schemes_is_generated_from_the_records():
     assert block == ids.scheme_table(), (
         "regenerate: python -c 'from larvatus.transforms.recognizers.identifiers import "
         "scheme_table; print(scheme_table())'")
+
+
+@pytest.mark.parametrize("text, label, value", [
+    ("Call me on 09171234567.", "PHONE", "09171234567"),          # bare Philippine mobile
+    ("Her number is 0917 123 4567, Cebu", "PHONE", "0917 123 4567"),
+    ("ping ::1 now", "IP", "::1"),                                  # the IPv6 loopback
+    ("listening on ::1 port 80", "IP", "::1"),
+])
+def test_bare_philippine_mobiles_and_the_ipv6_loopback_are_found(text, label, value):
+    assert (label, value) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "serial 09171234567x",            # inside a token
+    "rate 0917.1234567",              # a decimal
+    "step = a[::1]",                  # a Python slice
+    "std::1",                         # a scope
+])
+def test_shapes_of_mobiles_and_loopback_inside_other_tokens_are_left_alone(text):
+    assert {label for label, _ in found(text)} & {"PHONE", "IP"} == set()

@@ -11,7 +11,7 @@ import phonenumbers
 from stdnum import mac as stdnum_mac
 
 from larvatus.transforms.recognizers.base import (
-    H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
+    DIGIT_RE, H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
     finditer_on_lines, keep_disjoint, line_window, longest_number, may_hold, with_digit)
 from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
@@ -183,7 +183,22 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS
              for s, e in _phone_run_matches(text, run.start(), run.end(), regions)]
+    found += [EntitySpan(m.start(), m.end(), "PHONE", SCORE_VALIDATED)
+              for m in finditer_on_lines(_PH_MOBILE_RE, DIGIT_RE, text) if _is_ph_mobile(m.group())]
     return keep_disjoint(set(found), key=lambda s: (-len(s), s.start))
+
+
+# Philippine mobiles in their national format, 09XX XXX XXXX (compact or in those groups):
+# found in any document, because the shape with the mobile prefix is distinctive.
+_PH_MOBILE_RE = re.compile(
+    r"(?=0)(?<![\w+.,/-])09[0-9]{2}(?:[0-9]{7}|( |-)[0-9]{3}\1[0-9]{4})(?![\w]|[.,/-][0-9])")
+
+
+def _is_ph_mobile(number: str) -> bool:
+    """Whether phonenumbers reads `number` as a valid Philippine mobile number."""
+    parsed = phonenumbers.parse(number, "PH")
+    return phonenumbers.is_valid_number(parsed) and phonenumbers.number_type(parsed) in (
+        phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE)
 
 
 # ----------------------------------------------------------------------------- IP
@@ -196,6 +211,8 @@ _IPV6_RE = re.compile(
     r"(?:(?<=:)[0-9]{1,3}(?:\.[0-9]{1,3}){3})?(?![\w:]|\.[0-9])")
 _IPV4_HINT_RE = with_digit(re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]"))   # "1.2.3" of "1.2.3.4"
 _IPV6_HINT_RE = re.compile(r":[0-9A-Fa-f]{0,4}:")   # what the opening lookahead asks for
+_IPV6_LOOPBACK_RE = re.compile(r"(?=:)(?<![\w:\[.\\/])::1(?![\w:\]]|\.[0-9])")
+_IPV6_LOOPBACK_HINT_RE = re.compile(r"::1")
 
 
 def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
@@ -204,8 +221,8 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
     Any valid dotted quad is an address ("1.2.3.4" too), but not one inside a longer
     token ("v1.2.3.4", "1.2.3.4.5") or after "version", "==", ">=" or "§". An IPv6
     candidate needs a decimal digit and a group of three or more hex digits or four
-    colons, so C++ scopes ("Face::Add") and Python slices ("[1::2]") are not addresses
-    (nor is "::1").
+    colons, so C++ scopes ("Face::Add") and Python slices ("[1::2]") are not addresses;
+    the loopback "::1" is one where it stands alone (not in "[::1]", "a::1" or "::1::").
     """
     spans = []
     for m in finditer_on_lines(_IPV4_RE, _IPV4_HINT_RE, text):
@@ -229,6 +246,8 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
         except ValueError:
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(candidate), "IP", SCORE_VALIDATED))
+    spans += [EntitySpan(m.start(), m.end(), "IP", SCORE_VALIDATED)
+              for m in finditer_on_lines(_IPV6_LOOPBACK_RE, _IPV6_LOOPBACK_HINT_RE, text)]
     return spans
 
 
