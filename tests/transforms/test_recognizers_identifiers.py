@@ -198,7 +198,7 @@ def test_document_regions_add_country_codes_and_scripts_to_the_settings():
     ("NIF 12345678z", {("ID", "12345678z")}),
     ("NI number hh 01 02 03 d", {("ID", "hh 01 02 03 d")}),
     ("see www.microsoft or http://microsoft", set()),
-    ("LV80 bANK 0000 4351 9500 1", set()),                  # mixed case: not an IBAN
+    ("LV80 bANK 0000 4351 9500 1", {("IBAN", "LV80 bANK 0000 4351 9500 1")}),   # mixed case
     ("IBAN DE89 3704 0044 0532 0130 01 x", set()),          # bad checksum; its Luhn-valid tail is no card
     ("hh 01 02 03 d", set()),                               # lower-case NINO needs its cue
 ])
