@@ -406,3 +406,36 @@ def test_bare_philippine_mobiles_and_the_ipv6_loopback_are_found(text, label, va
 ])
 def test_shapes_of_mobiles_and_loopback_inside_other_tokens_are_left_alone(text):
     assert {label for label, _ in found(text)} & {"PHONE", "IP"} == set()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Write to wilhelminabraithwaite.com today.", "wilhelminabraithwaite.com"),
+    ("bbc.co.uk reported it", "bbc.co.uk"),
+    ("Acme.de is a firm", "Acme.de"),
+    ("see shop.example.org, then", "shop.example.org"),
+])
+def test_bare_domains_with_a_registrable_name_are_found(text, value):
+    assert found(text) == {("URL", value)}
+
+
+@pytest.mark.parametrize("text", [
+    "See report.pdf and config.py and README.md",   # file names
+    "self.name = user.email",                        # code
+    "the end.Today we left",                         # a missing space
+    "e.g. this, i.e. that, U.S.A.",                  # abbreviations
+    "version v1.2.3",
+])
+def test_file_names_code_and_abbreviations_are_not_domains(text):
+    assert found(text) == set()
+
+
+def test_the_public_suffix_list_is_read_offline(monkeypatch):
+    import socket
+
+    from larvatus.transforms.recognizers import contact
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("network access")
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    contact._public_suffixes.cache_clear()
+    assert found("mail wilhelminabraithwaite.co.uk now") == {("URL", "wilhelminabraithwaite.co.uk")}

@@ -300,8 +300,8 @@ def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """URLs with a scheme (http, https, ftp), starting with "www.", or a domain and a path.
 
     The path form needs a common top-level domain ("example.com/jobs/12", not
-    "config.py/x"); a bare domain without a path ("example.com") is not a URL here, nor a
-    scheme or "www." before a host without a dot ("http://microsoft", "www.microsoft").
+    "config.py/x"), nor a scheme or "www." before a host without a dot ("http://microsoft",
+    "www.microsoft"). Bare domains with a registrable name are URLs too (`recognize_domains`).
     """
     spans = []
     for m in finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
@@ -309,7 +309,43 @@ def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
         if url.endswith("//") or not _has_domain(url):
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(url), "URL", SCORE_FORMAT))
-    return spans
+    return spans + recognize_domains(text)
+
+
+# Bare domains ("wilhelminabraithwaite.com", "bbc.co.uk"): a registrable name under a public
+# suffix of the Public Suffix List (tldextract's bundled snapshot, read offline). The suffix
+# must be written in lower case ("end.Today" is a missing space) and be a classic generic
+# or a country-code top-level domain other than the file extensions that are also country
+# codes ("config.py", "main.rs", "README.md"); the newer generic ones are English words too
+# often joined by a dot in code and typos ("self.name", "user.email", "end.today").
+_DOMAIN_RE = re.compile(
+    r"(?=[^\W_])(?<![\w@./:\\-])(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[a-z]{2,6}"
+    r"(?![\w@/-]|\.[^\W_])")
+_DOMAIN_HINT_RE = re.compile(r"[^\W_]\.[a-z]{2}")
+_GENERIC_TLDS = frozenset("com org net edu gov mil int info biz".split())
+_FILE_EXTENSION_TLDS = frozenset("py rs md sh so ps pl cc ai mk am pm im".split())
+
+
+@lru_cache(maxsize=1)
+def _public_suffixes():
+    """tldextract over its bundled Public Suffix List snapshot: no download, no cache file."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+
+
+def _registrable(domain: str) -> bool:
+    top = domain.rsplit(".", 1)[1]
+    if top not in _GENERIC_TLDS and (len(top) != 2 or top in _FILE_EXTENSION_TLDS):
+        return False
+    parts = _public_suffixes()(domain.lower())
+    return bool(parts.suffix) and any(ch.isalpha() for ch in parts.domain)
+
+
+def recognize_domains(text: str) -> list[EntitySpan]:
+    """Bare domains with a registrable name (labelled URL): see `_DOMAIN_RE`'s comment."""
+    return [EntitySpan(m.start(), m.end(), "URL", SCORE_FORMAT)
+            for m in finditer_on_lines(_DOMAIN_RE, _DOMAIN_HINT_RE, text) if _registrable(m.group())]
 
 
 # ----------------------------------------------------------------------------- HANDLE

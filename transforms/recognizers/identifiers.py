@@ -39,7 +39,7 @@ from stdnum.za import idnr as za_idnr
 from larvatus.transforms.recognizers.base import (
     DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_UNVALIDATED, SCORE_VALIDATED,
     count_digits,
-    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number, with_digit)
+    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number, text_memo, with_digit)
 from larvatus.transforms.recognizers.references import recognize_references
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
@@ -573,6 +573,17 @@ def _has_cue(text: str, start: int, end: int, cue: re.Pattern,
     return bool(cue.search(text, ws, start) or cue.search(text, end, we))
 
 
+def _cue_anywhere(text: str, cue: Optional[re.Pattern]) -> bool:
+    """Whether `cue` occurs anywhere in `text` (found once per text and cue)."""
+    if cue is None:
+        return False
+    memo = text_memo(text)
+    key = ("cue anywhere", cue)
+    if key not in memo:
+        memo[key] = cue.search(text) is not None
+    return memo[key]
+
+
 def scheme_decision(scheme: IdScheme, text: str, m: re.Match) -> Optional[float]:
     """The score of a span for the candidate `m` of `scheme`, or None to leave it alone
     (the rule of `IdScheme`'s docstring)."""
@@ -602,6 +613,8 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     for scheme in ID_SCHEMES:
         if scheme.min_digits > longest:
             continue
+        if not scheme.strong and scheme.formatted is None and not _cue_anywhere(text, scheme.cue):
+            continue     # every span of the scheme needs its cue: a text without one has none
         if hint_lines is None and scheme.hinted and scheme.hint is None:
             hint_lines = _joined(lines_with(_ID_HINT_RE, text))
         for m in scheme.candidates(text, hint_lines):
