@@ -23,12 +23,36 @@ _EMAIL_RE = re.compile(
     r"(?=[\w%+-])(?<![\w%+-])[\w%+-][\w.%+-]{0,63}@"
     r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,63}(?![\w-])")
 _AT_RE = re.compile("@")   # hint: every address and mention holds one
+_URL_TLDS_SPELLED = "com|org|net|edu|gov|info|biz|io|co|de|fr|es|it|nl|be|ch|at|uk|us|ca|au|in|eu"
+
+
+# Addresses spelled out against harvesters: "john dot doe at gmail dot com", "jane (at)
+# example (dot) org", "j.doe [at] mail [dot] co [dot] uk": the local part, "at", a domain of
+# one or more names joined by "dot", and a common top-level domain. A function word as the
+# domain ("look at the dot com bubble") is no address.
+_SPELLED_AT = r"(?:[ \t]*[(\[{][ \t]*at[ \t]*[)\]}][ \t]*|[ \t]+at[ \t]+)"
+_SPELLED_DOT = r"(?:[ \t]*[(\[{][ \t]*dot[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+|\.)"
+_SPELLED_WORD = r"[A-Za-z0-9_%+-]+"
+_SPELLED_EMAIL_RE = re.compile(
+    rf"(?<![\w.@])(?P<local>{_SPELLED_WORD}(?:{_SPELLED_DOT}{_SPELLED_WORD})*){_SPELLED_AT}"
+    rf"(?P<domain>{_SPELLED_WORD})(?:{_SPELLED_DOT}{_SPELLED_WORD})*{_SPELLED_DOT}"
+    rf"(?:{_URL_TLDS_SPELLED})(?![\w@])", re.IGNORECASE)
+_SPELLED_HINT_RE = re.compile(r"(?i:[ \t(\[{]dot[ \t)\]}])")
+_FUNCTION_WORDS = frozenset("the a an this that my your our their his her its me us them home "
+                            "work school least most all".split())
 
 
 def recognize_emails(text: str, settings: PatternSettings) -> list[EntitySpan]:
-    """Addresses like `jane.doe+news@mail.example.co.uk` (an alphabetic top-level domain)."""
-    return [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
-            for m in finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
+    """Addresses like `jane.doe+news@mail.example.co.uk` (an alphabetic top-level domain),
+    and addresses spelled out with "at" and "dot" (`_SPELLED_EMAIL_RE`)."""
+    spans = [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
+             for m in finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
+    spans += [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
+              for m in finditer_on_lines(_SPELLED_EMAIL_RE, _SPELLED_HINT_RE, text)
+              if m.group("domain").lower() not in _FUNCTION_WORDS
+              and m.group("local").lower() not in _FUNCTION_WORDS
+              and (" " in m.group() or "(" in m.group() or "[" in m.group() or "{" in m.group())]
+    return spans
 
 
 # ----------------------------------------------------------------------------- PHONE
