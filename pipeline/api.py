@@ -22,7 +22,7 @@ from larvatus.transforms.stages import read_secret_file
 # The `larvatus run` options a Redactor takes, as keyword arguments of the same names
 # (underscores for dashes); input, output and runner options have no meaning here.
 OPTIONS = (
-    "placeholder", "pseudonym_key_env", "pseudonym_key_file", "propagate", "redact_threshold",
+    "profile", "placeholder", "pseudonym_key_env", "pseudonym_key_file", "propagate", "redact_threshold",
     "phone_regions", "aggregation", "window_length", "window_overlap", "batch_tokens",
     "device", "intra_op_threads", "keep_text", "max_chars", "emit_token_ids",
     "emit_embeddings", "embedding_layer", "embedding_pooling",

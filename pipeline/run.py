@@ -110,7 +110,8 @@ def annotation_settings(options) -> dict:
     """The model and the settings of every annotation stage, checked: the JobConfig fields
     that `larvatus run` and the in-process `larvatus.Redactor` share (same options, same checks)."""
     spec = load_model_spec(options.model)
-    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
+    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types,
+                                   getattr(options, "profile", "default"))
     if not labels:
         LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
                     "and identifier of the input")
