@@ -59,11 +59,14 @@ _DATE_GROUPS_RE = re.compile(r"[0-9]{1,2} [0-9]{1,2} (?:[0-9]{2}|[0-9]{4})|[0-9]
 _THOUSANDS_RE = re.compile(r"[0-9]{1,3}(?:\.[0-9]{3})+")
 _IPV4_RE = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 _MIN_DIGITS = 8     # fewer: versions ("2.10.1"), sections, scores, never a card or an id
+_MAX_RUN = 80       # longer: a table or a listing, not one number (an IBAN spaced " - " is 58)
 
 
 def _canonical_run(run: str) -> Optional[str]:
     """The run written the usual way, or None where it is already usual or is not a number
     to rewrite (a version, an IP address, thousands, a decimal)."""
+    if len(run) > _MAX_RUN:
+        return None
     separators = _SEPARATOR_RE.findall(run)
     if len(set(separators)) == 1 and separators[0] in (" ", "-"):
         return None                                     # "4111 1111 ...", "078-05-1121"

@@ -4,11 +4,19 @@ from __future__ import annotations
 import pytest
 
 from larvatus.options import OptionsError, resolve_redact_labels
-from larvatus.transforms.recognizers import find_patterns, pattern_labels, profile_pattern_labels
+from larvatus.transforms.recognizers import (
+    PatternSettings, find_patterns, pattern_labels, profile_pattern_labels)
+
+STRICT = PatternSettings(labels=frozenset(profile_pattern_labels("strict")))
 
 
-def found(text):
-    return {(s.label, text[s.start:s.end]) for s in find_patterns(text)}
+def found(text, settings=STRICT):
+    return {(s.label, text[s.start:s.end]) for s in find_patterns(text, settings)}
+
+
+def test_the_default_pattern_settings_do_not_look_for_quasi_identifiers():
+    assert found("aged 65, in 1987, for two years", PatternSettings()) == set()
+    assert PatternSettings().labels == frozenset(profile_pattern_labels("default"))
 
 
 @pytest.mark.parametrize("text, value", [

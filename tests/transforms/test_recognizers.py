@@ -304,13 +304,14 @@ def test_not_an_ip(text):
     ("ftp://files.example.net/pub/report.pdf", "ftp://files.example.net/pub/report.pdf"),
     ("<https://example.com/a>", "https://example.com/a"),
     ("HTTPS://EXAMPLE.COM/X", "HTTPS://EXAMPLE.COM/X"),
+    ("example.com", "example.com"),            # a bare registrable domain
 ])
 def test_url(text, url):
     assert found(text) == {("URL", url)}
 
 
 @pytest.mark.parametrize("text", [
-    "example.com", "config.py/x", "and/or", "http://", "e.g./i.e.", "www.",
+    "report.pdf", "config.py/x", "and/or", "http://", "e.g./i.e.", "www.",
     "jane@www.example.com/x",
 ])
 def test_not_a_url(text):

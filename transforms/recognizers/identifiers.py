@@ -50,7 +50,7 @@ _CUE_BEFORE = 40   # characters before a candidate searched for its cue word (sa
 _CUE_AFTER = 24
 # The fewest digits a candidate whose check failed must hold to be hidden beside its cue: a
 # word of capitals in a scheme's alphabet ("PRTVWXYZ") is not a mistyped number.
-_UNVALIDATED_MIN_DIGITS = 4
+_UNVALIDATED_MIN_DIGITS = 2
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class IdScheme:
       (or the candidate fully matches `formatted`, its usual written form): hidden anywhere;
     - its check holds and a cue word of any of `cues`' languages is within `window`
       (characters before, after, on the same line): hidden;
-    - its check fails but a cue word is within `window` and it holds four digits or more:
+    - its check fails but a cue word is within `window` and it holds two digits or more:
       hidden all the same, with `SCORE_UNVALIDATED` (a typed identifier with a typo, or one
       the validator does not know, is still personal data);
     - otherwise left alone.
@@ -178,15 +178,17 @@ def _valid_rvnr(candidate: str) -> bool:
 
 
 def _valid_npi(candidate: str) -> bool:
-    """US National Provider Identifier: Luhn over the number prefixed with 80840."""
-    return luhn.is_valid("80840" + candidate)
+    """US National Provider Identifier: a first digit 1 or 2, and Luhn over the number
+    prefixed with 80840."""
+    return candidate[0] in "12" and luhn.is_valid("80840" + candidate)
 
 
 def _valid_medicare(candidate: str) -> bool:
-    """Australian Medicare card number: weights 1,3,7,9,1,3,7,9 on the first eight digits,
-    mod 10, give the ninth."""
+    """Australian Medicare card number: a first digit 2-6, and weights 1,3,7,9,1,3,7,9 on the
+    first eight digits, mod 10, give the ninth."""
     digits = [int(d) for d in candidate if d.isdigit()]
-    return sum(d * w for d, w in zip(digits, (1, 3, 7, 9, 1, 3, 7, 9))) % 10 == digits[8]
+    return 2 <= digits[0] <= 6 and \
+        sum(d * w for d, w in zip(digits, (1, 3, 7, 9, 1, 3, 7, 9))) % 10 == digits[8]
 
 
 _NRIC_LETTERS = {"S": "JZIHGFEDCBA", "T": "JZIHGFEDCBA", "F": "XWUTRQPNMLK", "G": "XWUTRQPNMLK"}
@@ -474,13 +476,13 @@ ID_SCHEMES = (
              min_digits=9, example="`181/815/08155`", check="stdnum.de.stnr (state formats)",
              presidio="DE_TAX_NUMBER"),
     IdScheme("US ITIN",
-             _digits_shape(r"9[0-9]{2}([ -]?)[5-9][0-9]\1[0-9]{4}"), _stdnum(us_itin),
+             _digits_shape(r"9[0-9]{2}([ -]?)[0-9]{2}\1[0-9]{4}"), _stdnum(us_itin),
              cues={"en": r"ITIN|taxpayer identification|tax ID"},
              formatted=re.compile(r"[0-9]{3}-[0-9]{2}-[0-9]{4}"), min_digits=9,
              example="`912-71-1234`", check="stdnum.us.itin (group ranges)",
              free_form="as `3-2-4`", presidio="US_ITIN"),
     IdScheme("US NPI",
-             _digits_shape(r"[12][0-9]{9}"), _valid_npi,
+             _digits_shape(r"[0-9]{10}"), _valid_npi,
              cues={"en": r"NPI|national provider|provider (?:id|number)"}, min_digits=10,
              example="`1234567893`", check="Luhn after 80840", presidio="US_NPI"),
     IdScheme("US Medicare beneficiary identifier",
@@ -506,7 +508,7 @@ ID_SCHEMES = (
              cues={"en": r"ACN|company number|Australian company"}, min_digits=9,
              example="`004 085 616`", check="stdnum.au.acn (weights, mod 10)", presidio="AU_ACN"),
     IdScheme("AU Medicare number",
-             _digits_shape(r"[2-6][0-9]{3}([ -]?)[0-9]{5}\1[0-9](?:[ /-]?[1-9])?"), _valid_medicare,
+             _digits_shape(r"[0-9]{4}([ -]?)[0-9]{5}\1[0-9](?:[ /-]?[1-9])?"), _valid_medicare,
              cues={"en": r"medicare(?: card| number)?"}, min_digits=10,
              example="`2123 45670 1`", check="published check (weights 1379)",
              presidio="AU_MEDICARE"),

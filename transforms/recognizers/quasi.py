@@ -16,17 +16,20 @@ _UNITS = (r"years?|months?|weeks?|days?|hours?|decades?|Jahren?|Monaten?|Wochen|
           r"Stunden|ans|années|mois|semaines|jours|años|meses|semanas|días")
 _AMOUNT = rf"(?:[0-9]+(?:[.,][0-9]+)?|(?i:{_NUMBER_WORDS}))"
 _DURATION_RE = re.compile(
-    rf"(?<![\w-]){_AMOUNT}(?:{H}|-)(?i:{_UNITS})(?![\w-])(?!{H}+(?i:old|alt)\b)")
+    rf"(?=[0-9a-zA-Zü])(?<![\w-]){_AMOUNT}(?:{H}|-)(?i:{_UNITS})(?![\w-])(?!{H}+(?i:old|alt)\b)")
 _AGE_RE = re.compile(
-    rf"(?<![\w-])(?:(?i:aged|age(?:{H}+of)?|im{H}+Alter{H}+von|Alter|âgée?{H}+de|edad{H}+de)"
+    rf"(?=[0-9aAiIâÂeE])(?<![\w-])(?:(?i:aged|age(?:{H}+of)?|im{H}+Alter{H}+von|Alter|âgée?{H}+de|edad{H}+de)"
     rf"{H}+[0-9]{{1,3}}(?![\w.,][0-9])"
     rf"|[0-9]{{1,3}}(?:{H}|-)(?i:years?|yrs?|Jahre?)(?:{H}|-)(?i:old|alt)"
     rf"|[0-9]{{1,3}}-(?i:jährige[nrms]?|year-old))(?![\w-])")
-_YEAR_RE = re.compile(r"(?<![\w.,/:-])(?:1[89][0-9]{2}|20[0-9]{2})(?![\w]|[.,/:-][0-9])")
+_YEAR_RE = re.compile(r"(?=[12])(?<![\w.,/:-])(?:1[89][0-9]{2}|20[0-9]{2})(?![\w]|[.,/:-][0-9])")
 _NUMBER_AFTER_RE = re.compile(
-    rf"(?<![\w])(?i:no\.|nr\.|n[°º]\.?|number|nummer|plot|sheet|parcel|lot|Flurst[üu]ck|Flur|"
+    rf"(?=[nNpPsSlLfFbBhH])(?<![\w])(?i:no\.|nr\.|n[°º]\.?|number|nummer|plot|sheet|parcel|lot|Flurst[üu]ck|Flur|"
     rf"Blatt|parcelle|feuille|parcela|hoja|folio)s?{H}*(?:(?i:no\.|nr\.){H}*)?"
     rf"(?P<number>[0-9][\w]*(?:[/.-][\w]+)*)(?![\w])")
+# Every duration holds one of its units: searched only on the lines holding one.
+_UNIT_HINT_RE = re.compile(r"(?i:year|month|week|day|hour|decade|jahr|monat|woche|tag|stunde|"
+                           r"ans\b|année|mois|semaine|jour|año|mes|semana|día)")
 # Plot and sheet numbers written on their own: "11/15W.2" (with a letter and a sub-number).
 _PLOT_RE = re.compile(r"(?<![\w/.-])[0-9]{1,4}/[0-9]{1,4}[A-Z]{1,2}(?:\.[0-9]{1,3})?(?![\w/]|\.[0-9])")
 
@@ -37,12 +40,10 @@ def recognize_quasi_identifiers(text: str, settings: PatternSettings) -> list[En
     "plot", "sheet", "Flurstück" ("no. 511", "plot 22/1") and plot numbers such as
     "11/15W.2": quasi-identifiers a court or a hospital hides, kept by default."""
     spans = []
-    for pattern in (_DURATION_RE, _AGE_RE, _YEAR_RE, _PLOT_RE):
+    for pattern, hint in ((_DURATION_RE, _UNIT_HINT_RE), (_AGE_RE, DIGIT_RE),
+                          (_YEAR_RE, DIGIT_RE), (_PLOT_RE, DIGIT_RE)):
         spans += [EntitySpan(m.start(), m.end(), "QUASI", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, DIGIT_RE, text)] \
-            if pattern is not _DURATION_RE else [
-                EntitySpan(m.start(), m.end(), "QUASI", SCORE_FORMAT)
-                for m in pattern.finditer(text)]
+                  for m in finditer_on_lines(pattern, hint, text)]
     spans += [EntitySpan(m.start("number"), m.end("number"), "QUASI", SCORE_FORMAT)
               for m in finditer_on_lines(_NUMBER_AFTER_RE, DIGIT_RE, text)]
     return spans

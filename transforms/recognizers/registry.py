@@ -16,7 +16,7 @@ _LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
 # first given. Labels registered later are appended, in registration order.
 FIXED_PLACEHOLDER_LABELS = (
     "ADDRESS", "CARD", "CODE", "DATE", "EMAIL", "HANDLE", "IBAN", "ID", "IP", "LOC", "MISC",
-    "ORG", "PER", "PHONE", "URL", "MAC", "BANK", "CRYPTO", "VEHICLE")
+    "ORG", "PER", "PHONE", "URL", "MAC", "BANK", "CRYPTO", "VEHICLE", "QUASI")
 MAX_TIER = 9
 # Redaction profiles: "default" hides names and identifiers; "strict" adds every MISC span
 # and the quasi-identifiers of the kinds registered with profile "strict".
@@ -28,7 +28,8 @@ class PatternSettings:
     """Which recognizers run, and how.
 
     Args:
-      labels: the pattern labels to look for (registered labels; all of them by default).
+      labels: the pattern labels to look for (registered labels; by default those of the
+        default profile: every kind but the strict profile's quasi-identifiers).
       phone_regions: ISO 3166 region codes whose national number formats are accepted,
         in `phonenumbers`' metadata; empty finds only numbers written with a leading "+".
 
@@ -36,7 +37,7 @@ class PatternSettings:
       ValueError: an unknown label or region. Regions are upper-cased and deduplicated.
     """
 
-    labels: frozenset[str] = field(default_factory=lambda: frozenset(pattern_labels()))
+    labels: frozenset[str] = field(default_factory=lambda: frozenset(profile_pattern_labels()))
     phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
 
     def __post_init__(self):
