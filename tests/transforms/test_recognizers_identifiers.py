@@ -441,3 +441,17 @@ def test_the_public_suffix_list_is_read_offline(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", no_network)
     contact._public_suffixes.cache_clear()
     assert found("mail wilhelminabraithwaite.co.uk now") == {("URL", "wilhelminabraithwaite.co.uk")}
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Write to john dot doe at gmail dot com today.", "john dot doe at gmail dot com"),
+    ("mail jane (at) example (dot) org", "jane (at) example (dot) org"),
+    ("j.doe [at] mail [dot] co [dot] uk", "j.doe [at] mail [dot] co [dot] uk"),
+])
+def test_spelled_out_email_addresses_are_hidden_whole(text, value):
+    assert found(text) == {("EMAIL", value)}
+
+
+@pytest.mark.parametrize("text", ["look at the dot com bubble", "meet at home dot com"])
+def test_phrases_with_at_and_dot_are_not_addresses(text):
+    assert found(text) == set()
