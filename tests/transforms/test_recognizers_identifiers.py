@@ -129,7 +129,7 @@ def test_invalid_value_left_alone(text, label):
     "batch 1234567893 done",              # valid NPI, no cue
     "reading 021000021 today",            # valid routing number, no cue
     "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",   # one case, no checksum, no cue
-    "Stand M-AB 1234",                    # German plate shape, no cue
+    "Stand XQ-AB 1234",                   # German plate shape, a small district, no cue
     "The number 880320-0016 is",          # valid personnummer, no cue
 ])
 def test_weak_values_need_a_cue(text):
@@ -455,3 +455,12 @@ def test_spelled_out_email_addresses_are_hidden_whole(text, value):
 @pytest.mark.parametrize("text", ["look at the dot com bubble", "meet at home dot com"])
 def test_phrases_with_at_and_dot_are_not_addresses(text):
     assert found(text) == set()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Der Wagen B AB 1234 stand vor der Tür.", "B AB 1234"),
+    ("HH-XY 12 parkte dort", "HH-XY 12"),
+    ("Stand M-AB 1234", "M-AB 1234"),
+])
+def test_german_plates_of_the_largest_districts_need_no_cue(text, value):
+    assert found(text) == {("VEHICLE", value)}

@@ -748,6 +748,16 @@ _IN_PLATE_RE = re.compile(
 _PLATE_HINT_RE = with_digit(re.compile(r"[A-Z][ -]?[0-9]"))
 
 
+# German district codes of the largest cities and districts: a plate opening with one is
+# found without a cue ("B AB 1234", "HH-XY 12"); other codes need one.
+_DE_BIG_DISTRICTS = frozenset(
+    "B M HH K F S D DO E L HB H N DD DU BO W BI MS KA MA A WI GE MG BN C KI HAL MD FR OB LU EF "
+    "HRO KS HA SB HAM MZ OL OS PB HD DA R WÜ IN UL HN PF FÜ WOB GÖ BOT RE TR KO J ER SN Z HI RT "
+    "GT SI LEV NE ME RS SG BS CB PO AC BB ES LB TÜ KN FN RV GP".split())
+_DE_BARE_PLATE_RE = re.compile(
+    r"(?=[A-ZÄÖÜ])(?<![\w-])(?P<district>[A-ZÄÖÜ]{1,3})[- ][A-Z]{1,2} [1-9][0-9]{0,3}[EH]?(?![\w-])")
+
+
 def _uk_plate_age_exists(m: re.Match) -> bool:
     """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
     age = int(m.group("age"))
@@ -761,7 +771,8 @@ def _plate_near_cue(text: str, m: re.Match) -> bool:
 def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
     (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
-    after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"."""
+    after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"; German plates
+    of the largest districts ("B AB 1234", `_DE_BIG_DISTRICTS`) without one."""
     spans: list[EntitySpan] = []
     plate_lines = lines_with(_PLATE_HINT_RE, text)   # no plate crosses a line break
     if not plate_lines:
@@ -771,6 +782,9 @@ def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]
             spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
     spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
               for m in finditer_on_lines(_IN_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)]
+    spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
+              for m in finditer_on_lines(_DE_BARE_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)
+              if m.group("district") in _DE_BIG_DISTRICTS]
     for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
         spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
                   for m in finditer_on_lines(pattern, _PLATE_HINT_RE, text, plate_lines)
