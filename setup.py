@@ -18,6 +18,7 @@ RUNTIME = [
     "faker>=30",               # `larvatus estimate`: realistic names, addresses and numbers per locale
     "wordfreq>=3.1,<4",        # common words per language (its word lists ship in the wheel)
     "lemminflect>=0.2.3",      # English verbs' base forms (its lemma table ships in the wheel)
+    "tldextract>=5",           # bare domains: the Public Suffix List snapshot it bundles (read offline)
 ]
 TRAIN = [
     # torch only to train and export; the pipeline never imports it.

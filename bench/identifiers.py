@@ -5,7 +5,11 @@
 # one; context-free kinds in neutral sentences), runs `find_patterns` and reports per kind:
 #
 # - found: the share of valid values whose every character lies in spans of the kind's label;
-# - left alone: the share of invalid values that no span of the kind's label touches.
+# - hidden beside cue (identifier schemes, label ID): the share of invalid values, in a
+#   sentence with the kind's cue word, whose every character lies in ID spans (a typed
+#   identifier that fails its check is still personal data);
+# - left alone: the share of invalid values, in a neutral sentence, that no span of the
+#   kind's label touches.
 #
 # Usage (from the repository root): `python -m bench.identifiers --per-kind 200 --seed 1`.
 from __future__ import annotations
@@ -27,9 +31,12 @@ from stdnum.au import tfn as au_tfn
 from stdnum import iban as stdnum_iban
 from stdnum.ca import sin as ca_sin
 from stdnum.es import dni as es_dni
+from stdnum.de import vat as de_vat
 from stdnum.fi import hetu as fi_hetu
 from stdnum.gb import nhs as gb_nhs
 from stdnum.in_ import aadhaar as in_aadhaar
+from stdnum.in_ import epic as in_epic
+from stdnum.in_ import pan as in_pan
 from stdnum.kr import rrn as kr_rrn
 from stdnum.pl import pesel as pl_pesel
 from stdnum.se import personnummer as se_personnummer
@@ -57,6 +64,18 @@ class Spec:
     valid: Maker
     invalid: Maker
     sentences: tuple[str, ...] = NEUTRAL
+    # sentences with the kind's cue word, for its invalid values (default: `sentences` when
+    # they are not the neutral ones)
+    cue_sentences: tuple[str, ...] = ()
+    # False: the invalid values break the shape (no check digit to fail), so a cue cannot
+    # make them an identifier
+    shaped_invalid: bool = True
+
+    @property
+    def cued(self) -> tuple[str, ...]:
+        if not self.shaped_invalid:
+            return ()
+        return self.cue_sentences or (self.sentences if self.sentences != NEUTRAL else ())
 
 
 def _digits(rng: random.Random, n: int) -> str:
@@ -400,6 +419,47 @@ def _ssn_invalid(rng):
     return rng.choice(("000", "666", str(rng.randint(900, 999)))) + _digits(rng, 6)
 
 
+def _hetu_2023(rng):
+    """A HETU with a century sign in use since 2023 (Y X W V U, B-F), any individual number."""
+    born = _birth(rng)
+    sign = rng.choice("YXWVU") if born.year < 2000 else rng.choice("BCDEF")
+    body = born.strftime("%d%m%y") + f"{rng.randint(2, 999):03d}"
+    return body[:6] + sign + body[6:] + ids._HETU_CHECK[int(body) % 31]
+
+
+def _rrn_2020(rng):
+    """A Korean RRN issued since October 2020: birth date, sex digit, six random digits."""
+    born = datetime.date(2020, 10, 1) + datetime.timedelta(days=rng.randrange(1800))
+    body = born.strftime("%y%m%d") + rng.choice("34") + _digits(rng, 6)
+    return f"{body[:6]}-{body[6:]}"
+
+
+def _de_vat(rng):
+    return _until(rng, lambda r: "DE" + rng.choice("123456789") + _digits(r, 8), de_vat.is_valid)
+
+
+def _pan(rng):
+    letters = string.ascii_uppercase
+    return ("".join(rng.choice(letters) for _ in range(3)) + rng.choice("PCHABGJLFT")
+            + rng.choice(letters) + f"{rng.randint(1, 9999):04d}" + rng.choice(letters))
+
+
+def _pan_invalid(rng):
+    value = _pan(rng)
+    return value[:3] + rng.choice("DEIKMNOQRSUVWXYZ") + value[4:]   # no such holder type
+
+
+def _epic(rng):
+    body = "".join(rng.choice(string.ascii_uppercase) for _ in range(3)) + _digits(rng, 6)
+    return body + luhn.calc_check_digit(body[3:])
+
+
+def _lanr(rng):
+    body = _digits(rng, 6)
+    check = (10 - sum(int(d) * w for d, w in zip(body, (4, 9, 4, 9, 4, 9))) % 10) % 10
+    return body + str(check) + _digits(rng, 2)
+
+
 def _cue(*words: str) -> tuple[str, ...]:
     return tuple(f"{word} {{}} was checked." if i % 2 else f"Her {word} is {{}}, as filed."
                  for i, word in enumerate(words))
@@ -410,40 +470,62 @@ def specs() -> list[Spec]:
     def spec(kind, label, maker, is_valid, sentences=NEUTRAL):
         valid, invalid = _checked(maker, is_valid)
         return Spec(kind, label, valid, invalid, sentences)
+    def cued(base: Spec, *sentences: str) -> Spec:
+        return Spec(base.kind, base.label, base.valid, base.invalid, base.sentences, sentences)
     return [
-        spec("KR RRN", "ID", _rrn, kr_rrn.is_valid),
-        spec("TR Kimlik", "ID", _kimlik, tr_tckimlik.is_valid),
-        spec("TH PIN", "ID", _thai, th_pin.is_valid),
-        spec("ZA ID", "ID", _za, za_idnr.is_valid),
+        cued(spec("KR RRN", "ID", _rrn, kr_rrn.is_valid), "주민등록번호 {} 입니다", "RRN: {}"),
+        cued(spec("KR RRN since October 2020", "ID", _rrn_2020, ids._valid_kr_rrn),
+             "주민등록번호 {} 입니다", "His Korean RRN is {}"),
+        cued(spec("TR Kimlik", "ID", _kimlik, tr_tckimlik.is_valid), "T.C. Kimlik No: {}",
+             "Kimlik numarası {} olarak kayıtlı."),
+        cued(spec("TH PIN", "ID", _thai, th_pin.is_valid), "เลขประจำตัวประชาชน {}", "Thai ID {}"),
+        cued(spec("ZA ID", "ID", _za, za_idnr.is_valid), "ID number {} on file.",
+             "Her identity number is {}."),
+        cued(spec("FI HETU, 2023 century signs", "ID", _hetu_2023, ids._valid_hetu),
+             "Henkilötunnus {} on rekisterissä.", "HETU: {}"),
+        spec("DE VAT ID", "ID", _de_vat, de_vat.is_valid,
+             ("Unsere USt-IdNr. lautet {}.", "Our VAT number is {}.")),
+        spec("DE VAT ID, bare", "ID", _de_vat, de_vat.is_valid),
+        spec("DE LANR", "ID", _lanr, ids._valid_lanr,
+             ("Die LANR {} ist hinterlegt.", "Lebenslange Arztnummer: {}")),
+        Spec("IN PAN", "ID", _pan, _pan_invalid, ("PAN card {} issued.", "Her PAN is {}.")),
+        spec("IN voter ID (EPIC)", "ID", _epic, in_epic.is_valid,
+             ("Voter ID {} was checked.", "EPIC number {}")),
+        spec("IN Aadhaar, bare in groups", "ID", _aadhaar, in_aadhaar.is_valid),
         spec("SE personnummer", "ID", _personnummer, se_personnummer.is_valid,
              _cue("personnummer", "personal identity number")),
-        spec("FI HETU", "ID", _hetu, fi_hetu.is_valid),
+        cued(spec("FI HETU", "ID", _hetu, fi_hetu.is_valid), "Henkilötunnus {} on rekisterissä.",
+             "HETU: {}"),
         spec("IN Aadhaar", "ID", _aadhaar, in_aadhaar.is_valid, _cue("Aadhaar", "Aadhaar number")),
         spec("CA SIN", "ID", _sin, ca_sin.is_valid, _cue("SIN", "social insurance number")),
-        spec("DE RVNR", "ID", _rvnr, ids._valid_rvnr),
-        Spec("US ITIN", "ID", _itin, lambda r: _break(r, _itin(r), us_itin.is_valid, (4, 5))),
+        cued(spec("DE RVNR", "ID", _rvnr, ids._valid_rvnr),
+             "Rentenversicherungsnummer {} liegt vor.", "Versicherungsnummer: {}"),
+        Spec("US ITIN", "ID", _itin, lambda r: _break(r, _itin(r), us_itin.is_valid, (4, 5)),
+             cue_sentences=_cue("ITIN", "taxpayer identification number")),
         spec("US NPI", "ID", _npi, ids._valid_npi, _cue("NPI", "national provider identifier")),
-        Spec("US MBI", "ID", _mbi, lambda r: _mbi(r)[:1] + "S" + _mbi(r)[2:]),
+        Spec("US MBI", "ID", _mbi, lambda r: _mbi(r)[:1] + "S" + _mbi(r)[2:], shaped_invalid=False),
         spec("AU TFN", "ID", lambda r: _digits(r, 9), au_tfn.is_valid, _cue("TFN", "tax file number")),
-        spec("AU ABN", "ID", lambda r: f"{r.randint(10, 99)} {_digits(r, 3)} {_digits(r, 3)} {_digits(r, 3)}",
-             lambda v: au_abn.is_valid(v.replace(" ", ""))),
+        cued(spec("AU ABN", "ID",
+                  lambda r: f"{r.randint(10, 99)} {_digits(r, 3)} {_digits(r, 3)} {_digits(r, 3)}",
+                  lambda v: au_abn.is_valid(v.replace(" ", ""))), *_cue("ABN")),
         spec("AU ACN", "ID", lambda r: f"{_digits(r, 3)} {_digits(r, 3)} {_digits(r, 3)}",
              lambda v: au_acn.is_valid(v.replace(" ", "")), _cue("ACN", "company number")),
         spec("AU Medicare", "ID", _medicare, ids._valid_medicare, _cue("Medicare", "Medicare card")),
-        spec("SG NRIC/FIN", "ID", _nric, ids._valid_nric),
+        cued(spec("SG NRIC/FIN", "ID", _nric, ids._valid_nric), "NRIC {} was checked.", "FIN: {}"),
         spec("US DEA (medical licence)", "ID", _dea, ids._valid_dea, _cue("DEA number", "licence")),
-        Spec("UK driving licence", "ID", _uk_licence, lambda r: _uk_licence(r, month=r.randint(13, 50))),
+        Spec("UK driving licence", "ID", _uk_licence, lambda r: _uk_licence(r, month=r.randint(13, 50)),
+             cue_sentences=_cue("driving licence")),
         Spec("passport", "ID", lambda r: r.choice(["", "A", "YA", "AAA"]) + _digits(r, 7),
-             lambda r: _digits(r, 4), _cue("passport", "passport number")),
-        spec("UK NHS", "ID", lambda r: f"{_digits(r, 3)} {_digits(r, 3)} {_digits(r, 4)}",
-             lambda v: gb_nhs.is_valid(v.replace(" ", ""))),
+             lambda r: _digits(r, 4), _cue("passport", "passport number"), shaped_invalid=False),
+        cued(spec("UK NHS", "ID", lambda r: f"{_digits(r, 3)} {_digits(r, 3)} {_digits(r, 4)}",
+                  lambda v: gb_nhs.is_valid(v.replace(" ", ""))), *_cue("NHS number")),
         spec("PL PESEL", "ID", lambda r: _birth(r).strftime("%y%m%d") + _digits(r, 5),
              lambda v: pl_pesel.is_valid(v), _cue("PESEL", "numer PESEL")),
         spec("PL PESEL without a cue", "ID", lambda r: _birth(r).strftime("%y%m%d") + _digits(r, 5),
              pl_pesel.is_valid),
-        spec("UK NHS with dashes", "ID",
-             lambda r: f"{_digits(r, 3)}-{r.choice('01')}{_digits(r, 2)}-{_digits(r, 4)}",
-             lambda v: gb_nhs.is_valid(v.replace("-", ""))),
+        cued(spec("UK NHS with dashes", "ID",
+                  lambda r: f"{_digits(r, 3)}-{r.choice('01')}{_digits(r, 2)}-{_digits(r, 4)}",
+                  lambda v: gb_nhs.is_valid(v.replace("-", ""))), *_cue("NHS number")),
         Spec("US SSN, bare digits", "ID", _ssn_valid, _ssn_invalid,
              _cue("SSN", "social security number")),
         Spec("DE passport, ID card", "ID", _de_document, lambda r: _de_document(r, check=False),
@@ -493,23 +575,30 @@ def _touched(spans, start: int, end: int, label: str) -> bool:
 
 
 def run(per_kind: int, seed: int) -> list[dict]:
-    """Per kind: found (valid values covered by the kind's label), left alone (invalid values
-    not touched by it), each over `per_kind` sentences."""
+    """Per kind: found (valid values covered by the kind's label), hidden beside cue (invalid
+    identifiers in a cue sentence covered by ID; None for other kinds), left alone (invalid
+    values in a neutral sentence not touched by the label), each over `per_kind` values."""
     rng = random.Random(seed)
     rows = []
     for spec in specs():
-        found = alone = 0
+        found = alone = hidden = 0
         for i in range(per_kind):
             template = spec.sentences[i % len(spec.sentences)]
-            for value, valid in ((spec.valid(rng), True), (spec.invalid(rng), False)):
-                text = template.format(value)
+            value = spec.valid(rng)
+            text = template.format(value)
+            start = text.index(value)
+            found += _covered(find_patterns(text), start, start + len(value), spec.label)
+            value = spec.invalid(rng)
+            text = NEUTRAL[i % len(NEUTRAL)].format(value)
+            start = text.index(value)
+            alone += not _touched(find_patterns(text), start, start + len(value), spec.label)
+            if spec.label == "ID" and spec.cued:
+                text = spec.cued[i % len(spec.cued)].format(value)
                 start = text.index(value)
-                spans = find_patterns(text)
-                if valid:
-                    found += _covered(spans, start, start + len(value), spec.label)
-                else:
-                    alone += not _touched(spans, start, start + len(value), spec.label)
+                hidden += _covered(find_patterns(text), start, start + len(value), "ID")
         rows.append({"kind": spec.kind, "label": spec.label, "found": found / per_kind,
+                     "hidden_beside_cue": hidden / per_kind if spec.label == "ID" and spec.cued
+                     else None,
                      "left_alone": alone / per_kind})
     return rows
 
@@ -520,10 +609,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     rows = run(args.per_kind, args.seed)
-    print(f"{'kind':<26} {'label':<8} {'found':>7} {'left alone':>11}")
+    print(f"{'kind':<32} {'label':<8} {'found':>7} {'hidden beside cue':>18} {'left alone':>11}")
     for row in rows:
-        print(f"{row['kind']:<26} {row['label']:<8} {row['found']:>7.1%} {row['left_alone']:>11.1%}")
-    worst = min(min(r["found"], r["left_alone"]) for r in rows)
+        beside = "-" if row["hidden_beside_cue"] is None else f"{row['hidden_beside_cue']:.1%}"
+        print(f"{row['kind']:<32} {row['label']:<8} {row['found']:>7.1%} {beside:>18} "
+              f"{row['left_alone']:>11.1%}")
+    worst = min(min(r["found"], r["left_alone"], 1.0 if r["hidden_beside_cue"] is None
+                    else r["hidden_beside_cue"]) for r in rows)
     print(f"lowest rate: {worst:.1%} over {len(rows)} kinds, {args.per_kind} valid and "
           f"{args.per_kind} invalid values each")
     return 0

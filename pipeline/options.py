@@ -13,7 +13,8 @@ from larvatus.transforms import formats
 from larvatus.transforms.budget import DEFAULT_RECORD_TIMEOUT
 from larvatus.transforms.labels import EntityRole, roles_of_types
 from larvatus.transforms.read import DEFAULT_MAX_CHARS
-from larvatus.transforms.recognizers import DEFAULT_PHONE_REGIONS, pattern_labels
+from larvatus.transforms.recognizers import (
+    DEFAULT_PHONE_REGIONS, PROFILES, pattern_labels, profile_pattern_labels)
 from larvatus.transforms.redact import (
     MIN_KEY_CHARS, PLACEHOLDER_STYLES, KeySource, PlaceholderStyle, SecretKeyError,
 )
@@ -179,6 +180,13 @@ def _add_redaction_args(group) -> None:
                             "'all' = every model type and pattern label; '-LABEL' removes one "
                             "(e.g. 'default,-DATE' or '-DATE' keeps dates); 'none' turns redaction off "
                             "(with a warning). Default: default.")
+    group.add_argument("--profile", default="default", choices=PROFILES,
+                       help="default: names, places, organisations and identifiers "
+                            "(--redact-labels default). strict: also every MISC span "
+                            "(events, nationalities, works) and quasi-identifiers (label "
+                            "QUASI): bare years, ages, durations, the number after no., plot "
+                            "and sheet numbers; for court, medical and regulatory documents. "
+                            "It changes what 'default' and 'all' mean in --redact-labels.")
     group.add_argument("--redact-threshold", "--redact_threshold", dest="redact_threshold",
                        type=float, default=DEFAULT_REDACT_THRESHOLD,
                        help="Recall-first decision: a word is redacted when the model's "
@@ -368,13 +376,16 @@ def job_parser(prog: str, parser_class=argparse.ArgumentParser) -> argparse.Argu
     return parser
 
 
-def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[str]:
+def resolve_redact_labels(value: str, model_types: Sequence[str],
+                          profile: str = "default") -> frozenset[str]:
     """The labels to redact from the `--redact-labels` grammar.
 
     Words: `default` (the model's types for people, places and organisations, by their
     roles: PER, LOC, ORG for CoNLL, PERSON, GPE, ORG for OntoNotes; every model type when
-    none has such a role; and every pattern label), `all`, `none`; labels; `-LABEL` removes
-    one. An empty value is an error: turning redaction off must be said (`none`).
+    none has such a role; and every pattern label of the default profile), `all` (every model
+    type too), `none`; labels; `-LABEL` removes one. Under `profile` "strict", `default` and
+    `all` are every model type (MISC too) and every pattern label, the quasi-identifiers
+    (QUASI) included. An empty value is an error: turning redaction off must be said (`none`).
     """
     items = [item.strip() for item in value.split(",") if item.strip()]
     if not items:
@@ -382,12 +393,17 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
             f"--redact-labels {value!r} names no label; name labels, or say 'none' to write "
             "unredacted output on purpose")
     model_types = tuple(model_types)
+    if profile not in PROFILES:
+        raise OptionsError(f"--profile {profile!r} is not one of {', '.join(PROFILES)}")
     roles = roles_of_types(model_types)
     defaults = [t for t in model_types if roles.role(t) in DEFAULT_ROLES] or list(model_types)
+    if profile == "strict":
+        defaults = list(model_types)
+    profile_labels = set(profile_pattern_labels(profile))
     known = set(model_types) | set(pattern_labels())
     chosen: set[str] = set()
     if items[0].startswith("-"):   # `-DATE` alone: the default labels less DATE
-        chosen |= set(defaults) | set(pattern_labels())
+        chosen |= set(defaults) | profile_labels
     for item in items:
         word = item.lower()
         if word == NO_LABELS_WORD:
@@ -395,9 +411,9 @@ def resolve_redact_labels(value: str, model_types: Sequence[str]) -> frozenset[s
                 raise OptionsError("--redact-labels none cannot be combined with other labels")
             return frozenset()
         if word == DEFAULT_LABELS_WORD:
-            chosen |= set(defaults) | set(pattern_labels())
+            chosen |= set(defaults) | profile_labels
         elif word == ALL_LABELS_WORD:
-            chosen |= known
+            chosen |= set(model_types) | profile_labels
         elif item.startswith("-"):
             label = item[1:].strip().upper()
             if label not in known:

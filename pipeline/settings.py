@@ -35,7 +35,8 @@ def settings_from_options(options) -> AnnotationSettings:
     (`larvatus run`'s parsed options, or the Redactor's keywords parsed by the same parser):
     a bad value raises OptionsError naming its option, a bad model ModelError."""
     spec = load_model_spec(options.model)
-    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types)
+    labels = resolve_redact_labels(options.redact_labels, spec.scheme.entity_types,
+                                   getattr(options, "profile", "default"))
     if not labels:
         LOG.warning("--redact-labels none: the output is NOT redacted; it carries every name "
                     "and identifier of the input")

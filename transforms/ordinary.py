@@ -194,8 +194,9 @@ def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, person
     name)."""
     if is_punctuation(token):
         return True
-    if is_stop(token, language) and (weak or token.islower() or language != "en"):
-        return True
+    if is_stop(token, language) and (weak or token.islower() or language != "en") \
+            and (leading or label != "PER" or not token[:1].isupper()):
+        return True     # a capitalised last word of a person's name stays ("Michael Ende")
     greetings, roles, _, _ = _listed()
     bare = _bare(token)
     return leading and (bare in greetings or person and (bare in roles or bare in _TITLES))

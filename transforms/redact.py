@@ -202,6 +202,9 @@ def propagate_mentions(
     lowercase never matches a lowercase word ("will" is not "Will"; "angela
     merkel" is "Angela Merkel"). A mention inside a span that is not redacted
     (a MISC "The Merkel era") is found too; `resolve_overlaps` then lets it win.
+    The surname of a person named in two words or more (its last word, capitalised) is a
+    form too, matched where it is written with a capital whatever the word lists say:
+    "Frau Annegret Lange ... Lange sagt", "Margaret Court ... Court stayed".
     Returns the new spans, marked `propagated`, with the score of their source.
     """
     doc_text = segmented.document.text
@@ -209,6 +212,9 @@ def propagate_mentions(
     folded = _folded_words(doc_text, starts, ends)
     covered = [False] * len(starts)
     forms: dict[tuple[str, ...], EntitySpan] = {}
+    surnames: set[tuple[str, ...]] = set()   # matched only where written with a capital
+    named: dict[int, EntitySpan] = {}        # surnames right after a seed, found as such
+    seeds = []
     for span in spans:
         if not (span.redacted or span.label in labels):   # `is_redacted`
             continue   # it covers no word and seeds nothing
@@ -218,15 +224,31 @@ def propagate_mentions(
         last = bisect.bisect_left(starts, span.end, first)   # the words starting before its end
         covered[first:last] = [True] * (last - first)
         if _seeds_if_redacted(doc_text, span, language):   # `may_seed`
-            key = tuple(folded[first:last])
-            if key and (key not in forms or forms[key].score < span.score):
-                forms[key] = span
+            seeds.append((span, first, last))
+    for span, first, last in seeds:
+        key = tuple(folded[first:last])
+        if key and (key not in forms or forms[key].score < span.score):
+            forms[key] = span
+        surname, after = surname_of(doc_text, span, starts, ends, first, last, covered)
+        if surname is None:
+            continue
+        person = span if span.label == "PER" else evolve(span, label="PER")
+        if after and surname not in named:
+            named[surname] = evolve(person, start=starts[surname], end=ends[surname],
+                                    propagated=True)
+        key = (folded[surname],)
+        surnames.add(key)
+        if key not in forms or forms[key].score < span.score:
+            forms[key] = person
+    for surname in named:
+        covered[surname] = True
     if not forms:
-        return ()
+        return tuple(named.values())
     by_first_word: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     for key in forms:
         by_first_word[key[0]].append(key)
-    found: list[EntitySpan] = []
+    found: list[EntitySpan] = list(named.values())
+    reach = 0    # the word after the furthest mention found so far
     # A word a redacted span covers starts no mention (most words of a first form are seeds).
     for i in [i for i in compress(count(), map(by_first_word.__contains__, folded))
               if not covered[i]]:
@@ -238,8 +260,53 @@ def propagate_mentions(
             source_is_lower = doc_text[source.start:source.end].islower()
             if len(key) == 1 and not source_is_lower and doc_text[starts[i]:ends[i]].islower():
                 continue
+            if key in surnames and (not doc_text[starts[i]].isupper() or i < reach):
+                continue    # a surname in lowercase, or inside a full mention found already
             found.append(evolve(source, start=starts[i], end=ends[j - 1], propagated=True))
+            reach = max(reach, j)
     return tuple(found)
+
+
+# Honorifics that make the name after them a person's, whatever label the model gave it
+# ("Frau Annegret Lange" read as ORG).
+_HONORIFIC_RE = re.compile(
+    r"(?:Frau|Herr|Herrn|Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Madame|Mme|Monsieur|Mlle|Signora|Signor|"
+    r"Sig|Sra|Sr|Señora|Señor|Mevrouw|Meneer|Dhr|Mevr)\.?\Z")
+
+
+def _names_a_person(text: str, span: EntitySpan, first_start: int, first_end: int) -> bool:
+    """Whether a seed names a person: labelled PER, or opening with an honorific or right
+    after one ("Frau Annegret Lange", "Dr. Emily Nurse")."""
+    if span.label == "PER":
+        return True
+    if span.label not in ("ORG", "MISC", "LOC"):
+        return False
+    before = text[max(0, span.start - 12):span.start].split()
+    return bool(_HONORIFIC_RE.match(text[first_start:first_end])
+                or before and _HONORIFIC_RE.match(before[-1]))
+
+
+def surname_of(text: str, span: EntitySpan, starts: Sequence[int], ends: Sequence[int],
+               first: int, last: int, covered: Sequence[bool]) -> tuple[Optional[int], bool]:
+    """The word index of the surname of a seed covering words [first, last), and whether it
+    is the word right after the seed (a name after an honorific that the model cut short:
+    "Frau Annegret" without "Lange"); (None, False) for a seed that names no person."""
+    if not _names_a_person(text, span, starts[first], ends[first]):
+        return None, False
+    if span.label != "PER" and last < len(starts) and text[ends[last - 1]:starts[last]] == " " \
+            and _is_surname(text, starts[last], ends[last]) and not covered[last]:
+        return last, True
+    if last - 1 > first and _is_surname(text, starts[last - 1], ends[last - 1]):
+        return last - 1, False
+    return None, False
+
+
+def _is_surname(text: str, start: int, end: int) -> bool:
+    """Whether the word text[start:end] can stand for a person on its own: capitalised,
+    letters (an inner hyphen or apostrophe too), at least three of them ("Jr", "II" are not)."""
+    word = text[start:end]
+    return len(word) >= 3 and word[0].isupper() and not word.isupper() \
+        and word.replace("-", "").replace("'", "").replace("’", "").isalpha()
 
 
 def evolve(span: EntitySpan, **changes) -> EntitySpan:

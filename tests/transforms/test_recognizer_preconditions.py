@@ -201,7 +201,7 @@ def test_recognizers_that_skip_short_numbers_find_what_a_full_search_finds(
     _unskipped(monkeypatch, *modules)
     full = [sorted(map(_fields, find(text, settings))) for text in texts]
     assert skipping == full
-    assert sum(map(len, full)) > 20     # the texts do hold spans
+    assert sum(map(len, full)) > 10     # the texts do hold spans (the many ID shapes dilute the rest)
     short = [text for text in texts if base.longest_number(text) < 12]
     assert len(short) > 50              # and texts that some recognizers skip
 

@@ -2,18 +2,22 @@
 invalid ones (python-stdnum or the published check decides) left alone, weak ones only with a cue."""
 from __future__ import annotations
 
+import datetime
 import random
+from pathlib import Path
 
 import pytest
 from stdnum import bitcoin
 from stdnum import mac as stdnum_mac
+from stdnum.fi import hetu as fi_hetu
 from stdnum.gb import nhs as gb_nhs
+from stdnum.kr import rrn as kr_rrn
 from stdnum.pl import pesel as pl_pesel
 from stdnum.us import itin as us_itin
 from stdnum.us import ssn as us_ssn
 
 from bench import identifiers as bench
-from larvatus.transforms.recognizers import find_patterns
+from larvatus.transforms.recognizers import SCORE_UNVALIDATED, find_patterns
 from larvatus.transforms.recognizers import finance
 from larvatus.transforms.recognizers import identifiers as ids
 
@@ -67,18 +71,47 @@ def test_kind_found_with_its_label(text, value, label):
     assert found(text) == {(label, value)}
 
 
+# Values of an identifier's shape whose check fails: hidden beside their cue word (a typo is
+# still personal data), scored as not validated; left alone in a sentence without one.
+_INVALID_IDS = [
+    ("주민등록번호 {}", "971013-9019903"),              # wrong check digit
+    ("Kimlik no {}", "10000000147"),
+    ("Thai ID {}", "1-2345-45678-78-2"),
+    ("SIN {}", "123 456 783"),
+    ("RVNR {}", "15 070649 C 104"),
+    ("ITIN {}", "912-66-1234"),                         # group 66 is never issued
+    ("NPI {}", "1234567894"),
+    ("NRIC {}", "S1234567E"),
+    ("DEA number {}", "AB1234564"),
+    ("Meine Steuer-ID: {}.", "12345678903"),
+    ("His Korean RRN is {}", "960121-1234567"),
+    ("SSN {}", "078051120"),                            # the Woolworth wallet card number
+    ("SSN {}", "666-12-3456"),                          # area 666 is never issued
+    ("PESEL {}", "44051401358"),
+    ("Personalausweis {}", "T220001294"),               # ICAO check digit fails
+    ("SSN {}", "962-42-8601"),
+    ("USt-IdNr. {}", "DE136695977"),
+    ("voter ID {}", "WKH1234567"),
+    ("NHS {}", "943 476 5910"),
+    ("BSN {}", "123456789"),                            # 11-proef fails
+    ("DNI {}", "12345678A"),                            # wrong control letter
+]
+
+
+@pytest.mark.parametrize("template, value", _INVALID_IDS)
+def test_an_invalid_id_beside_its_cue_is_hidden_and_marked_not_validated(template, value):
+    text = template.format(value)
+    spans = [s for s in find_patterns(text) if text[s.start:s.end] == value]
+    assert [(s.label, s.score) for s in spans] == [("ID", SCORE_UNVALIDATED)]
+
+
+@pytest.mark.parametrize("value", [value for _, value in _INVALID_IDS])
+def test_an_invalid_id_without_a_cue_is_left_alone(value):
+    assert "ID" not in {label for label, _ in found(f"We received {value} in the letter.")}
+
+
 @pytest.mark.parametrize("text, label", [
-    ("주민등록번호 971013-9019903", "ID"),              # wrong check digit
-    ("Kimlik no 10000000147", "ID"),
-    ("Thai ID 1-2345-45678-78-2", "ID"),
-    ("SIN 123 456 783", "ID"),
-    ("RVNR 15 070649 C 104", "ID"),
-    ("ITIN 912-66-1234", "ID"),                         # group 66 is never issued
-    ("NPI 1234567894", "ID"),
-    ("Medicare ID 1SG4-TE5-MK73", "ID"),                # S is never used
-    ("NRIC S1234567E", "ID"),
-    ("DEA number AB1234564", "ID"),
-    ("licence MORGA713116SM9IJ", "ID"),                 # month 13
+    ("Medicare ID 1SG4-TE5-MK73", "ID"),                # S is never used: not the shape
     ("routing number 021000022", "BANK"),
     ("account 12345", "BANK"),                          # too short
     ("to 1NEDqZPvTWRaoho48qXuLLsrYomMXPABfE now", "CRYPTO"),
@@ -91,12 +124,12 @@ def test_invalid_value_left_alone(text, label):
 
 
 @pytest.mark.parametrize("text", [
-    "We shipped 2341 2341 2346 units",   # valid Aadhaar, no cue
+    "We shipped 234123412346 units",     # valid Aadhaar, compact, no cue
     "total 123 456 782 units",            # valid SIN and TFN, no cue
     "batch 1234567893 done",              # valid NPI, no cue
     "reading 021000021 today",            # valid routing number, no cue
     "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",   # one case, no checksum, no cue
-    "Stand M-AB 1234",                    # German plate shape, no cue
+    "Stand XQ-AB 1234",                   # German plate shape, a small district, no cue
     "The number 880320-0016 is",          # valid personnummer, no cue
 ])
 def test_weak_values_need_a_cue(text):
@@ -104,7 +137,7 @@ def test_weak_values_need_a_cue(text):
 
 
 def test_an_invalid_ssn_is_not_a_phone_number():
-    assert found("SSN 962-42-8601") == set()
+    assert found("SSN 962-42-8601") == {("ID", "962-42-8601")}
 
 
 def test_a_valid_south_african_id_is_an_id_not_a_card():
@@ -133,8 +166,10 @@ def test_bench_values_are_what_the_validators_say():
 def test_bench_finds_and_leaves_alone_every_kind_at_least_95_percent():
     rows = bench.run(per_kind=40, seed=3)
     assert {row["kind"] for row in rows} == {spec.kind for spec in bench.specs()}
-    low = [row for row in rows if row["found"] < 0.95 or row["left_alone"] < 0.95]
+    low = [row for row in rows if row["found"] < 0.95 or row["left_alone"] < 0.95
+           or row["hidden_beside_cue"] is not None and row["hidden_beside_cue"] < 0.95]
     assert low == []
+    assert sum(row["hidden_beside_cue"] is not None for row in rows) >= 30
 
 
 @pytest.mark.parametrize("text, number", [
@@ -165,7 +200,7 @@ def test_document_regions_add_country_codes_and_scripts_to_the_settings():
     ("NIF 12345678z", {("ID", "12345678z")}),
     ("NI number hh 01 02 03 d", {("ID", "hh 01 02 03 d")}),
     ("see www.microsoft or http://microsoft", set()),
-    ("LV80 bANK 0000 4351 9500 1", set()),                  # mixed case: not an IBAN
+    ("LV80 bANK 0000 4351 9500 1", {("IBAN", "LV80 bANK 0000 4351 9500 1")}),   # mixed case
     ("IBAN DE89 3704 0044 0532 0130 01 x", set()),          # bad checksum; its Luhn-valid tail is no card
     ("hh 01 02 03 d", set()),                               # lower-case NINO needs its cue
 ])
@@ -233,14 +268,10 @@ def test_national_ids_found(text, value):
 @pytest.mark.parametrize("text", [
     "Her number is 078051121 on file.",       # a bare valid SSN with no cue: any 9-digit number
     "Order 078051121 shipped",
-    "SSN 078051120",                          # the Woolworth wallet card number, never valid
-    "SSN 666-12-3456",                        # area 666 is never issued
     "ref 401-023-2138 seen",                  # NHS mod 11 fails
     "numer 44851401353 w bazie",              # PESEL of the 1800s without its cue
     "numer 44131401350 w bazie",              # PESEL checksum, month 13
     "numer 44051401358 w bazie",              # PESEL checksum fails
-    "PESEL 44051401358",
-    "Personalausweis T220001294",             # ICAO check digit fails
     "Reisepass A01X00T47",                    # A is outside the document alphabet
     "Reisepass CFGHJKLMN",                    # no digit
     "code T220001293 here",                   # valid serial, no cue
@@ -280,3 +311,156 @@ def test_short_dates_need_a_cue_and_a_calendar(text):
 def test_second_phone_number_after_international_one_is():
     text = "My US number is (415) 555-0132, and my international one is +1 415 555 0132"
     assert found(text) == {("PHONE", "(415) 555-0132"), ("PHONE", "+1 415 555 0132")}
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Our VAT number is DE136695976.", "DE136695976"),
+    ("Rechnung an Muster GmbH, DE 136695976, zahlbar", "DE 136695976"),   # strong: no cue needed
+    ("Aadhaar of the applicant: 2341 2341 2346", "2341 2341 2346"),
+    ("We received 2341 2341 2346 in the letter", "2341 2341 2346"),      # bare, in its groups
+    ("Eingetragen im Handelsregister HRB 12345 B", "HRB 12345 B"),
+    ("Sitz München, HRA 98765", "HRA 98765"),
+    ("LANR 123456601, Praxis", "123456601"),
+    ("BSNR 721234500", "721234500"),
+    ("PAN card ABCPD1234E", "ABCPD1234E"),
+    ("Voter ID WKH1234566", "WKH1234566"),
+    ("여권번호 M123A4567", "M123A4567"),
+    ("passaporto YA1234567", "YA1234567"),
+    ("patente di guida U1H123456A", "U1H123456A"),
+    ("carta d'identità CA00000AA", "CA00000AA"),
+    ("medical licence number MD-123456", "MD-123456"),
+    ("GMC number 1234567", "1234567"),
+    ("ACN 004-085-616", "004-085-616"),
+    ("Medicare card 2123 45670 1", "2123 45670 1"),
+    ("henkilötunnus 010594Y9032", "010594Y9032"),          # century sign in use since 2023
+    ("We received 020594X903P in the letter", "020594X903P"),
+    ("We received 010104B903L in the letter", "010104B903L"),
+])
+def test_kinds_added_for_recall_are_found(text, value):
+    assert ("ID", value) in found(text)
+
+
+def test_hetu_rule_agrees_with_stdnum_where_both_apply():
+    rng = random.Random(7)
+    agreed = 0
+    for _ in range(3000):
+        candidate = (f"{rng.randint(1, 31):02d}{rng.randint(1, 12):02d}{rng.randint(0, 99):02d}"
+                     f"{rng.choice('+-A')}{rng.randint(0, 999):03d}"
+                     f"{rng.choice('0123456789ABCDEFHJKLMNPRSTUVWXY')}")
+        assert ids._valid_hetu(candidate) == fi_hetu.is_valid(candidate, allow_temporary=True), candidate
+        agreed += ids._valid_hetu(candidate)
+    assert agreed > 50     # valid codes were among the candidates
+
+
+def test_hetu_new_century_signs_read_as_their_centuries():
+    for old, new in (("-", "YXWVU"), ("A", "BCDEF")):
+        base = "131052" + old + "308T"
+        assert ids._valid_hetu(base)
+        for sign in new:
+            assert ids._valid_hetu(base[:6] + sign + base[7:])
+
+
+def test_hetu_temporary_numbers_are_identifiers_too():
+    # individual numbers 900-999 are issued as temporary codes; stdnum's default rejects them
+    assert ids._valid_hetu("010594Y9032") and ids._valid_hetu("020594X903P")
+    assert not fi_hetu.is_valid("010594Y9032")
+
+
+def test_kr_rrn_agrees_with_stdnum_before_october_2020_and_needs_no_check_digit_after():
+    rng = random.Random(11)
+    for _ in range(2000):
+        candidate = (f"{rng.randint(0, 19):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}"
+                     f"{rng.choice('1234')}{rng.randint(0, 999999):06d}")
+        assert ids._valid_kr_rrn(candidate) == kr_rrn.is_valid(candidate) or \
+            kr_rrn.get_birth_date(candidate) >= datetime.date(2020, 10, 1)
+    assert ids._valid_kr_rrn("2011053123456") and not kr_rrn.is_valid("2011053123456")
+    assert not ids._valid_kr_rrn("9601211234567")
+
+
+def test_lanr_check_digit():
+    assert ids._valid_lanr("123456601") and not ids._valid_lanr("123456701")
+
+
+def test_the_docs_table_of_identifier_schemes_is_generated_from_the_records():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "privacy.md").read_text(encoding="utf-8")
+    block = docs.split("<!-- id-schemes: generated by scheme_table() -->\n", 1)[1]
+    block = block.split("<!-- id-schemes: end -->", 1)[0]
+    assert block == ids.scheme_table(), (
+        "regenerate: python -c 'from larvatus.transforms.recognizers.identifiers import "
+        "scheme_table; print(scheme_table())'")
+
+
+@pytest.mark.parametrize("text, label, value", [
+    ("Call me on 09171234567.", "PHONE", "09171234567"),          # bare Philippine mobile
+    ("Her number is 0917 123 4567, Cebu", "PHONE", "0917 123 4567"),
+    ("ping ::1 now", "IP", "::1"),                                  # the IPv6 loopback
+    ("listening on ::1 port 80", "IP", "::1"),
+])
+def test_bare_philippine_mobiles_and_the_ipv6_loopback_are_found(text, label, value):
+    assert (label, value) in found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "serial 09171234567x",            # inside a token
+    "rate 0917.1234567",              # a decimal
+    "step = a[::1]",                  # a Python slice
+    "std::1",                         # a scope
+])
+def test_shapes_of_mobiles_and_loopback_inside_other_tokens_are_left_alone(text):
+    assert {label for label, _ in found(text)} & {"PHONE", "IP"} == set()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Write to wilhelminabraithwaite.com today.", "wilhelminabraithwaite.com"),
+    ("bbc.co.uk reported it", "bbc.co.uk"),
+    ("Acme.de is a firm", "Acme.de"),
+    ("see shop.example.org, then", "shop.example.org"),
+])
+def test_bare_domains_with_a_registrable_name_are_found(text, value):
+    assert found(text) == {("URL", value)}
+
+
+@pytest.mark.parametrize("text", [
+    "See report.pdf and config.py and README.md",   # file names
+    "self.name = user.email",                        # code
+    "the end.Today we left",                         # a missing space
+    "e.g. this, i.e. that, U.S.A.",                  # abbreviations
+    "version v1.2.3",
+])
+def test_file_names_code_and_abbreviations_are_not_domains(text):
+    assert found(text) == set()
+
+
+def test_the_public_suffix_list_is_read_offline(monkeypatch):
+    import socket
+
+    from larvatus.transforms.recognizers import contact
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("network access")
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    contact._public_suffixes.cache_clear()
+    assert found("mail wilhelminabraithwaite.co.uk now") == {("URL", "wilhelminabraithwaite.co.uk")}
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Write to john dot doe at gmail dot com today.", "john dot doe at gmail dot com"),
+    ("mail jane (at) example (dot) org", "jane (at) example (dot) org"),
+    ("j.doe [at] mail [dot] co [dot] uk", "j.doe [at] mail [dot] co [dot] uk"),
+])
+def test_spelled_out_email_addresses_are_hidden_whole(text, value):
+    assert found(text) == {("EMAIL", value)}
+
+
+@pytest.mark.parametrize("text", ["look at the dot com bubble", "meet at home dot com"])
+def test_phrases_with_at_and_dot_are_not_addresses(text):
+    assert found(text) == set()
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Der Wagen B AB 1234 stand vor der Tür.", "B AB 1234"),
+    ("HH-XY 12 parkte dort", "HH-XY 12"),
+    ("Stand M-AB 1234", "M-AB 1234"),
+])
+def test_german_plates_of_the_largest_districts_need_no_cue(text, value):
+    assert found(text) == {("VEHICLE", value)}

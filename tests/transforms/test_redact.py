@@ -390,3 +390,34 @@ def test_lists_with_an_unredacted_or_lowercase_part_are_not_joined():
     spans[1] = dataclasses.replace(spans[1], label="DATE")  # a pattern label never joins
     joined = join_name_lists(text, spans, frozenset({"PER"}))
     assert len(joined) == len(spans)
+
+
+# --- surnames ----------------------------------------------------------------------
+@pytest.mark.parametrize("text, name, language, mention", [
+    ("Frau Annegret Lange wohnt hier. Lange sagt nichts.", "Annegret Lange", "de", "Lange"),
+    ("Michael Ende wurde 1929 geboren. Ende lebte in Rom.", "Michael Ende", "de", "Ende"),
+    ("Dr. Emily Nurse joined. Nurse said it was calm.", "Emily Nurse", "en", "Nurse"),
+    ("Margaret Court won. Court stayed on the tour.", "Margaret Court", "en", "Court"),
+])
+def test_a_surname_hidden_once_is_hidden_at_every_capitalised_mention(text, name, language,
+                                                                      mention):
+    spans = (span_of(text, name, "PER", 0.95),)
+    _, redacted, _ = redact(seg(text), spans, RedactionPolicy(labels=ALL), language)
+    assert mention not in redacted and redacted.count("[PER]") == 2, redacted
+
+
+def test_a_surname_that_is_a_word_is_kept_in_lowercase_and_alone_without_a_full_name():
+    text = "Margaret Court won. The court stayed. A court is not Court."
+    spans = (span_of(text, "Margaret Court", "PER", 0.95),)
+    _, redacted, _ = redact(seg(text), spans, RedactionPolicy(labels=ALL), "en")
+    assert redacted == "[PER] won. The court stayed. A court is not [PER]."
+    text = "The Court stayed."          # no person named: nothing to spread
+    assert redact(seg(text), (), RedactionPolicy(labels=ALL), "en")[1] == text
+
+
+def test_a_name_after_an_honorific_read_as_another_type_gives_its_surname_as_a_person():
+    text = "Frau Annegret Lange wohnt hier. Lange sagt nichts."
+    spans = (span_of(text, "Frau Annegret", "ORG", 0.9),)
+    entities, redacted, _ = redact(seg(text), spans, RedactionPolicy(labels=ALL), "de")
+    assert "Lange" not in redacted
+    assert [text[s.start:s.end] for s in entities if s.label == "PER"] == ["Lange", "Lange"]

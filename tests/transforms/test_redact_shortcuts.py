@@ -45,6 +45,7 @@ def _propagate_reference(segmented, spans, labels, language="en"):
     words = [doc_text[s:e] for s, e in zip(starts, ends)]
     covered = [False] * len(words)
     forms = {}
+    seeds, named, surnames = [], {}, set()
     for span in spans:
         first = bisect.bisect_left(starts, span.start)
         first = first if first < len(starts) and starts[first] == span.start else None
@@ -53,14 +54,29 @@ def _propagate_reference(segmented, spans, labels, language="en"):
             covered[last] = covered[last] or redact.is_redacted(span, labels)
             last += 1
         if first is not None and redact.may_seed(doc_text, span, labels, language):
-            key = tuple(redact.normalize_surface(w) for w in words[first:last])
-            if key and (key not in forms or forms[key].score < span.score):
-                forms[key] = span
+            seeds.append((span, first, last))
+    for span, first, last in seeds:
+        key = tuple(redact.normalize_surface(w) for w in words[first:last])
+        if key and (key not in forms or forms[key].score < span.score):
+            forms[key] = span
+        surname, after = redact.surname_of(doc_text, span, starts, ends, first, last, covered)
+        if surname is not None:
+            person = dataclasses.replace(span, label="PER")
+            if after and surname not in named:
+                named[surname] = dataclasses.replace(person, start=starts[surname],
+                                                     end=ends[surname], propagated=True)
+            key = (redact.normalize_surface(words[surname]),)
+            surnames.add(key)
+            if key not in forms or forms[key].score < span.score:
+                forms[key] = person
+    for surname in named:
+        covered[surname] = True
     by_first_word = defaultdict(list)
     for key in forms:
         by_first_word[key[0]].append(key)
     folded = [redact.normalize_surface(w) for w in words]
-    found = []
+    found = list(named.values())
+    reach = 0
     for i, word in enumerate(folded):
         for key in by_first_word.get(word, ()):
             j = i + len(key)
@@ -70,8 +86,11 @@ def _propagate_reference(segmented, spans, labels, language="en"):
             if len(key) == 1 and not doc_text[source.start:source.end].islower() \
                     and words[i].islower():
                 continue
+            if key in surnames and (not words[i][0].isupper() or i < reach):
+                continue
             found.append(dataclasses.replace(source, start=starts[i], end=ends[j - 1],
                                              propagated=True))
+            reach = max(reach, j)
     return tuple(found)
 
 

@@ -21,6 +21,9 @@ SCORE_CHECKSUM = 1.0
 SCORE_VALIDATED = 0.95
 # ... or only its shape and context did (EMAIL, URL, HANDLE, CODE, UK NINO).
 SCORE_FORMAT = 0.9
+# ... or a cue word beside a value of the right shape whose check failed (a typo, or a number
+# newer than the validator): hidden, and marked not validated by this score.
+SCORE_UNVALIDATED = 0.5
 
 # The characters `str.splitlines` breaks at; no span crosses one.
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"

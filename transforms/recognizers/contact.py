@@ -11,7 +11,7 @@ import phonenumbers
 from stdnum import mac as stdnum_mac
 
 from larvatus.transforms.recognizers.base import (
-    H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
+    DIGIT_RE, H, LB, LINE_START, SCORE_FORMAT, SCORE_VALIDATED, count_digits, cue_pattern,
     finditer_on_lines, keep_disjoint, line_window, longest_number, may_hold, with_digit)
 from larvatus.transforms.recognizers.phone_matcher import CachedPhoneNumberMatcher
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
@@ -23,12 +23,36 @@ _EMAIL_RE = re.compile(
     r"(?=[\w%+-])(?<![\w%+-])[\w%+-][\w.%+-]{0,63}@"
     r"(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,63}(?![\w-])")
 _AT_RE = re.compile("@")   # hint: every address and mention holds one
+_URL_TLDS_SPELLED = "com|org|net|edu|gov|info|biz|io|co|de|fr|es|it|nl|be|ch|at|uk|us|ca|au|in|eu"
+
+
+# Addresses spelled out against harvesters: "john dot doe at gmail dot com", "jane (at)
+# example (dot) org", "j.doe [at] mail [dot] co [dot] uk": the local part, "at", a domain of
+# one or more names joined by "dot", and a common top-level domain. A function word as the
+# domain ("look at the dot com bubble") is no address.
+_SPELLED_AT = r"(?:[ \t]*[(\[{][ \t]*at[ \t]*[)\]}][ \t]*|[ \t]+at[ \t]+)"
+_SPELLED_DOT = r"(?:[ \t]*[(\[{][ \t]*dot[ \t]*[)\]}][ \t]*|[ \t]+dot[ \t]+|\.)"
+_SPELLED_WORD = r"[A-Za-z0-9_%+-]+"
+_SPELLED_EMAIL_RE = re.compile(
+    rf"(?<![\w.@])(?P<local>{_SPELLED_WORD}(?:{_SPELLED_DOT}{_SPELLED_WORD})*){_SPELLED_AT}"
+    rf"(?P<domain>{_SPELLED_WORD})(?:{_SPELLED_DOT}{_SPELLED_WORD})*{_SPELLED_DOT}"
+    rf"(?:{_URL_TLDS_SPELLED})(?![\w@])", re.IGNORECASE)
+_SPELLED_HINT_RE = re.compile(r"(?i:[ \t(\[{]dot[ \t)\]}])")
+_FUNCTION_WORDS = frozenset("the a an this that my your our their his her its me us them home "
+                            "work school least most all".split())
 
 
 def recognize_emails(text: str, settings: PatternSettings) -> list[EntitySpan]:
-    """Addresses like `jane.doe+news@mail.example.co.uk` (an alphabetic top-level domain)."""
-    return [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
-            for m in finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
+    """Addresses like `jane.doe+news@mail.example.co.uk` (an alphabetic top-level domain),
+    and addresses spelled out with "at" and "dot" (`_SPELLED_EMAIL_RE`)."""
+    spans = [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
+             for m in finditer_on_lines(_EMAIL_RE, _AT_RE, text)]
+    spans += [EntitySpan(m.start(), m.end(), "EMAIL", SCORE_FORMAT)
+              for m in finditer_on_lines(_SPELLED_EMAIL_RE, _SPELLED_HINT_RE, text)
+              if m.group("domain").lower() not in _FUNCTION_WORDS
+              and m.group("local").lower() not in _FUNCTION_WORDS
+              and (" " in m.group() or "(" in m.group() or "[" in m.group() or "{" in m.group())]
+    return spans
 
 
 # ----------------------------------------------------------------------------- PHONE
@@ -183,7 +207,22 @@ def recognize_phones(text: str, settings: PatternSettings) -> list[EntitySpan]:
     found = [EntitySpan(s, e, "PHONE", SCORE_VALIDATED)
              for run in _PHONE_RUN_RE.finditer(text) if run.end() - run.start() >= _PHONE_MIN_DIGITS
              for s, e in _phone_run_matches(text, run.start(), run.end(), regions)]
+    found += [EntitySpan(m.start(), m.end(), "PHONE", SCORE_VALIDATED)
+              for m in finditer_on_lines(_PH_MOBILE_RE, DIGIT_RE, text) if _is_ph_mobile(m.group())]
     return keep_disjoint(set(found), key=lambda s: (-len(s), s.start))
+
+
+# Philippine mobiles in their national format, 09XX XXX XXXX (compact or in those groups):
+# found in any document, because the shape with the mobile prefix is distinctive.
+_PH_MOBILE_RE = re.compile(
+    r"(?=0)(?<![\w+.,/-])09[0-9]{2}(?:[0-9]{7}|( |-)[0-9]{3}\1[0-9]{4})(?![\w]|[.,/-][0-9])")
+
+
+def _is_ph_mobile(number: str) -> bool:
+    """Whether phonenumbers reads `number` as a valid Philippine mobile number."""
+    parsed = phonenumbers.parse(number, "PH")
+    return phonenumbers.is_valid_number(parsed) and phonenumbers.number_type(parsed) in (
+        phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE)
 
 
 # ----------------------------------------------------------------------------- IP
@@ -196,6 +235,8 @@ _IPV6_RE = re.compile(
     r"(?:(?<=:)[0-9]{1,3}(?:\.[0-9]{1,3}){3})?(?![\w:]|\.[0-9])")
 _IPV4_HINT_RE = with_digit(re.compile(r"[0-9]\.[0-9]{1,3}\.[0-9]"))   # "1.2.3" of "1.2.3.4"
 _IPV6_HINT_RE = re.compile(r":[0-9A-Fa-f]{0,4}:")   # what the opening lookahead asks for
+_IPV6_LOOPBACK_RE = re.compile(r"(?=:)(?<![\w:\[.\\/])::1(?![\w:\]]|\.[0-9])")
+_IPV6_LOOPBACK_HINT_RE = re.compile(r"::1")
 
 
 def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
@@ -204,8 +245,8 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
     Any valid dotted quad is an address ("1.2.3.4" too), but not one inside a longer
     token ("v1.2.3.4", "1.2.3.4.5") or after "version", "==", ">=" or "§". An IPv6
     candidate needs a decimal digit and a group of three or more hex digits or four
-    colons, so C++ scopes ("Face::Add") and Python slices ("[1::2]") are not addresses
-    (nor is "::1").
+    colons, so C++ scopes ("Face::Add") and Python slices ("[1::2]") are not addresses;
+    the loopback "::1" is one where it stands alone (not in "[::1]", "a::1" or "::1::").
     """
     spans = []
     for m in finditer_on_lines(_IPV4_RE, _IPV4_HINT_RE, text):
@@ -229,6 +270,8 @@ def recognize_ips(text: str, settings: PatternSettings) -> list[EntitySpan]:
         except ValueError:
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(candidate), "IP", SCORE_VALIDATED))
+    spans += [EntitySpan(m.start(), m.end(), "IP", SCORE_VALIDATED)
+              for m in finditer_on_lines(_IPV6_LOOPBACK_RE, _IPV6_LOOPBACK_HINT_RE, text)]
     return spans
 
 
@@ -281,8 +324,8 @@ def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """URLs with a scheme (http, https, ftp), starting with "www.", or a domain and a path.
 
     The path form needs a common top-level domain ("example.com/jobs/12", not
-    "config.py/x"); a bare domain without a path ("example.com") is not a URL here, nor a
-    scheme or "www." before a host without a dot ("http://microsoft", "www.microsoft").
+    "config.py/x"), nor a scheme or "www." before a host without a dot ("http://microsoft",
+    "www.microsoft"). Bare domains with a registrable name are URLs too (`recognize_domains`).
     """
     spans = []
     for m in finditer_on_lines(_URL_RE, _URL_HINT_RE, text):
@@ -290,7 +333,43 @@ def recognize_urls(text: str, settings: PatternSettings) -> list[EntitySpan]:
         if url.endswith("//") or not _has_domain(url):
             continue
         spans.append(EntitySpan(m.start(), m.start() + len(url), "URL", SCORE_FORMAT))
-    return spans
+    return spans + recognize_domains(text)
+
+
+# Bare domains ("wilhelminabraithwaite.com", "bbc.co.uk"): a registrable name under a public
+# suffix of the Public Suffix List (tldextract's bundled snapshot, read offline). The suffix
+# must be written in lower case ("end.Today" is a missing space) and be a classic generic
+# or a country-code top-level domain other than the file extensions that are also country
+# codes ("config.py", "main.rs", "README.md"); the newer generic ones are English words too
+# often joined by a dot in code and typos ("self.name", "user.email", "end.today").
+_DOMAIN_RE = re.compile(
+    r"(?=[^\W_])(?<![\w@./:\\-])(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[a-z]{2,6}"
+    r"(?![\w@/-]|\.[^\W_])")
+_DOMAIN_HINT_RE = re.compile(r"[^\W_]\.[a-z]{2}")
+_GENERIC_TLDS = frozenset("com org net edu gov mil int info biz".split())
+_FILE_EXTENSION_TLDS = frozenset("py rs md sh so ps pl cc ai mk am pm im".split())
+
+
+@lru_cache(maxsize=1)
+def _public_suffixes():
+    """tldextract over its bundled Public Suffix List snapshot: no download, no cache file."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+
+
+def _registrable(domain: str) -> bool:
+    top = domain.rsplit(".", 1)[1]
+    if top not in _GENERIC_TLDS and (len(top) != 2 or top in _FILE_EXTENSION_TLDS):
+        return False
+    parts = _public_suffixes()(domain.lower())
+    return bool(parts.suffix) and any(ch.isalpha() for ch in parts.domain)
+
+
+def recognize_domains(text: str) -> list[EntitySpan]:
+    """Bare domains with a registrable name (labelled URL): see `_DOMAIN_RE`'s comment."""
+    return [EntitySpan(m.start(), m.end(), "URL", SCORE_FORMAT)
+            for m in finditer_on_lines(_DOMAIN_RE, _DOMAIN_HINT_RE, text) if _registrable(m.group())]
 
 
 # ----------------------------------------------------------------------------- HANDLE

@@ -95,14 +95,10 @@ _IBAN_HINT_RE = with_digit(re.compile(
     r"[0-9][0-9](?:[A-Z0-9]{11}|[ -][A-Z0-9]{4}[ -][A-Z0-9]{4})", re.IGNORECASE))
 
 
-def _one_case(candidate: str) -> bool:
-    letters = [ch for ch in candidate if ch.isalpha()]
-    return all(ch.isupper() for ch in letters) or all(ch.islower() for ch in letters)
-
-
 def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
     """IBANs of any country, compact or in groups of four (spaces or dashes), valid for
-    `stdnum.iban`, with their letters all in one case ("LV80 bANK ..." is not one).
+    `stdnum.iban` (country length and format, mod 97), in any letter case ("Gb33BuKb...":
+    a typed IBAN in mixed case is still the account).
 
     A grouped candidate that fails is retried without its trailing groups, in case a
     word of four letters or digits followed it.
@@ -115,7 +111,7 @@ def recognize_ibans(text: str, settings: PatternSettings) -> list[EntitySpan]:
             candidate = sep.join(parts[:k])
             if len(candidate) < 15:
                 break
-            if _one_case(candidate) and stdnum_iban.is_valid(candidate.replace("-", " ")):
+            if stdnum_iban.is_valid(candidate.replace("-", " ")):
                 end = m.start() + len(candidate)
                 spans.append(EntitySpan(m.start(), end, "IBAN", SCORE_CHECKSUM))
                 break

@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 from larvatus.transforms.recognizers.base import LINE_BREAK_RE, keep_disjoint
 from larvatus.transforms.recognizers.registry import PatternSettings, kinds
 from larvatus.transforms.records import EntitySource, EntitySpan, SegmentedDocument
-from larvatus.transforms.separators import fold_separators
+from larvatus.transforms.separators import fold_separators, normalise_number_runs
 
 
 def _is_tight(text: str, span: EntitySpan) -> bool:
@@ -26,6 +26,9 @@ def find_patterns(text: str,
     The recognizers read `text` with its separators folded (`fold_separators`: every
     Unicode space as " ", every dash as "-", every decimal digit as ASCII), one character
     for one, so "4111\u00a01111\u00a01111\u00a01111" is a card number like "4111 1111 1111 1111".
+    Where digit groups are joined by unusual separators ("4111.1111.1111.1111", "DE89 - 3704
+    - ...", "12 / 08 / 1956"), the recognizers also read the text with those runs written the
+    usual way (`normalise_number_runs`), and their spans are mapped back to `text`.
 
     Returns:
       Non-overlapping spans sorted by start; offsets are code-point indices into
@@ -38,6 +41,13 @@ def find_patterns(text: str,
     folded = fold_separators(text)
     spans = [span for kind in chosen
              for span in kind.find(folded, settings) if _is_tight(text, span)]
+    normalised = normalise_number_runs(folded)
+    if normalised is not None:   # digit groups with unusual separators: read them again
+        rewritten, origin = normalised
+        spans += [span for span in (replace(found, start=origin[found.start],
+                                            end=origin[found.end - 1] + 1)
+                                    for kind in chosen for found in kind.find(rewritten, settings))
+                  if _is_tight(text, span)]
     kept = keep_disjoint(
         _drop_contained(spans), key=lambda s: (tiers[s.label], -len(s), -s.score, s.start, s.end))
     return tuple(replace(span, source=_PATTERN, recognizer=span.label) for span in kept)

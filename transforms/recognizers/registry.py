@@ -16,8 +16,11 @@ _LABEL_RE = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
 # first given. Labels registered later are appended, in registration order.
 FIXED_PLACEHOLDER_LABELS = (
     "ADDRESS", "CARD", "CODE", "DATE", "EMAIL", "HANDLE", "IBAN", "ID", "IP", "LOC", "MISC",
-    "ORG", "PER", "PHONE", "URL", "MAC", "BANK", "CRYPTO", "VEHICLE")
+    "ORG", "PER", "PHONE", "URL", "MAC", "BANK", "CRYPTO", "VEHICLE", "QUASI")
 MAX_TIER = 9
+# Redaction profiles: "default" hides names and identifiers; "strict" adds every MISC span
+# and the quasi-identifiers of the kinds registered with profile "strict".
+PROFILES = ("default", "strict")
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,8 @@ class PatternSettings:
     """Which recognizers run, and how.
 
     Args:
-      labels: the pattern labels to look for (registered labels; all of them by default).
+      labels: the pattern labels to look for (registered labels; by default those of the
+        default profile: every kind but the strict profile's quasi-identifiers).
       phone_regions: ISO 3166 region codes whose national number formats are accepted,
         in `phonenumbers`' metadata; empty finds only numbers written with a leading "+".
 
@@ -33,7 +37,7 @@ class PatternSettings:
       ValueError: an unknown label or region. Regions are upper-cased and deduplicated.
     """
 
-    labels: frozenset[str] = field(default_factory=lambda: frozenset(pattern_labels()))
+    labels: frozenset[str] = field(default_factory=lambda: frozenset(profile_pattern_labels()))
     phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
 
     def __post_init__(self):
@@ -66,6 +70,8 @@ class Kind:
       matches: what it matches, one line (documentation).
       validation: what confirms a candidate (a checksum, a library), "" for shape only.
       context: the cue words a candidate needs nearby, "" when it needs none.
+      profile: "default" (hidden by `--redact-labels default`) or "strict" (only under
+        `--profile strict`, or when its label is named).
     """
 
     label: str
@@ -74,6 +80,7 @@ class Kind:
     matches: str
     validation: str = ""
     context: str = ""
+    profile: str = "default"
 
     def problems(self) -> list[str]:
         """What is missing or malformed in this record (empty when it is complete)."""
@@ -87,6 +94,8 @@ class Kind:
             found.append(f"{self.label}: tier {self.tier!r} is not an integer in 0-{MAX_TIER}")
         if not isinstance(self.matches, str) or not self.matches.strip():
             found.append(f"{self.label}: matches (what it finds) is empty")
+        if self.profile not in PROFILES:
+            found.append(f"{self.label}: profile {self.profile!r} is not one of {PROFILES}")
         return found
 
 
@@ -133,6 +142,14 @@ def kind(label: str) -> Kind:
 def pattern_labels() -> tuple[str, ...]:
     """The registered labels, in registration order."""
     return tuple(_KINDS)
+
+
+def profile_pattern_labels(profile: str = "default") -> tuple[str, ...]:
+    """The registered labels a profile hides: "default" those of default kinds, "strict" all."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose from {PROFILES}")
+    return tuple(label for label, kind in _KINDS.items()
+                 if profile == "strict" or kind.profile == "default")
 
 
 def placeholder_order(labels: Iterable[str]) -> list[str]:
