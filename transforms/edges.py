@@ -187,21 +187,25 @@ def _without_common_words(text: str, span: EntitySpan, language: str,
         return span
     common = [lexicon.is_common_in(w.group(), language) for w in words]
     if all(common):
-        if _after_title(text, span.start, language) or _after_locative(text, span, language) \
+        titled = len(words) > 1 and _after_title(text, words[1].start(), language)
+        if titled or _after_title(text, span.start, language) \
+                or _after_locative(text, span, language) \
                 or person and span.score >= STRONG_PERSON \
                 or not _in_common_position(text, span, language) \
                 or _beside_name_word(text, span, language):
             return span
         return None
 
-    def cuttable(i: int) -> bool:
+    def cuttable(i: int, leading: bool) -> bool:
         word = words[i].group()
-        return common[i] and (word.islower() or is_stop(word, language))
+        # A capitalised last word of a person's name stays ("Michael Ende", "Annegret Lange").
+        return common[i] and (word.islower() or is_stop(word, language)
+                              and (leading or not person or not word[:1].isupper()))
 
     first, last = 0, len(words)
-    while first < last and cuttable(first):
+    while first < last and cuttable(first, True):
         first += 1
-    while last > first and cuttable(last - 1):
+    while last > first and cuttable(last - 1, False):
         last -= 1
     start, end = words[first].start(), words[last - 1].end()
     if (start, end) == (span.start, span.end):

@@ -195,7 +195,7 @@ def _edge_trimmable(token: str, weak: bool, leading: bool, language: str, person
     if is_punctuation(token):
         return True
     if is_stop(token, language) and (weak or token.islower() or language != "en") \
-            and (leading or label != "PER" or not token[:1].isupper()):
+            and (leading or not person or not token[:1].isupper()):
         return True     # a capitalised last word of a person's name stays ("Michael Ende")
     greetings, roles, _, _ = _listed()
     bare = _bare(token)

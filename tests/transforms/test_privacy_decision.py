@@ -8,7 +8,7 @@ import pytest
 from larvatus.options import OptionsError, resolve_redact_labels
 from larvatus.run import run
 from larvatus.transforms.labels import read_scheme
-from larvatus.transforms.recognizers import pattern_labels
+from larvatus.transforms.recognizers import pattern_labels, profile_pattern_labels
 from larvatus.transforms.realign import RedactionDecision, decide_redaction, realign
 from larvatus.transforms.records import Document, EntitySpan, SegmentedDocument
 from larvatus.transforms.redact import RedactionPolicy, redact
@@ -98,7 +98,7 @@ def test_threshold_bounds(threshold):
 
 def test_default_is_names_places_organisations_and_every_pattern_label():
     assert resolve_redact_labels("default", MODEL_TYPES) == frozenset(
-        {"PER", "LOC", "ORG", *pattern_labels()})
+        {"PER", "LOC", "ORG", *profile_pattern_labels("default")})
 
 
 def test_all_adds_misc_and_minus_removes():
@@ -150,7 +150,8 @@ def test_every_pattern_label_is_redacted_through_the_pipeline(rigged_model_dir, 
         assert f"[{label}]" in row["redacted_text"], label
     labels = {e["label"] for e in row["entities"] if e["redacted"]}
     assert set(PLANTED) <= labels
-    assert summary["options"]["redact_labels"] == sorted({"PER", "LOC", "ORG", *pattern_labels()})
+    assert summary["options"]["redact_labels"] == sorted(
+        {"PER", "LOC", "ORG", *profile_pattern_labels("default")})
     assert "findings_by_kind" in summary["audit"]
 
 
@@ -181,13 +182,16 @@ def test_a_pattern_span_beats_the_model_and_no_model_span_crosses_a_line():
 def test_show_lists_the_riskiest_documents_first(tmp_path):
     import pyarrow as pa
 
+    from larvatus.schemas import OutputColumns
     from larvatus.show import riskiest
 
     rows = [{"id": i, "redacted_text": t, "audit": {"findings": f}}
             for i, t, f in (("calm", "[PER] left.", 0), ("leaky", "Smith and Jones", 2),
                             ("some", "Smith left", 1))]
+    written = OutputColumns.of(False, None).schema()
+    schema = pa.schema([written.field(name) for name in ("id", "redacted_text", "audit")])
     path = tmp_path / "annotations-0.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
     assert [(f, row["id"]) for f, row in riskiest([str(path)], 2)] == [(2, "leaky"), (1, "some")]
 
 

@@ -550,6 +550,9 @@ ID_SCHEMES = (
              example="US `D1234567`, IT `U1H123456A`, KR `11-12-345678-90`", check="shape",
              presidio="US/IT/KR_DRIVER_LICENSE, DE_FUEHRERSCHEIN"),
 )
+# Every scheme's cue words compiled now: `base.is_cue_word` knows them before any text is read.
+for _scheme in ID_SCHEMES:
+    _scheme.cue  # noqa: B018  (compiles and registers the pattern)
 
 
 # "+1 503 837 8935" is a phone number, not an NHS number in its usual groups

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from larvatus.transforms import read as read_lib
 from larvatus.transforms.formats import read_records
 from larvatus.transforms.records import DEAD_LETTER_REASONS, DeadLetter, Document
-from larvatus.transforms.stages import ReadRecords
+from larvatus.beam_stages import ReadRecords
 
 MAX_CHARS = 200
 HOSTILE = settings(max_examples=60, deadline=None,
