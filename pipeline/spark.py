@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import logging
 import os
+import shutil
 import sys
 import threading
 import time
@@ -295,6 +296,10 @@ def check_options(options, config: JobConfig) -> JobConfig:
     """The job's settings for Spark, checked at start: what only Spark refuses, and ONNX
     Runtime's threads sized for Spark's cores per task (unless --intra-op-threads is set)."""
     _pyspark()
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        raise SparkEngineError("--engine spark needs a Java runtime (17 or later): none is on "
+                               "PATH and JAVA_HOME is not set (Debian: apt-get install "
+                               "openjdk-17-jre-headless)")
     if not storage.is_local(config.output_dir):
         raise SparkEngineError(
             f"--engine spark writes a local or shared-mount --output (Spark's Hadoop paths "
