@@ -425,8 +425,8 @@ def annotate(df, text_col: str = "text", id_col: Optional[str] = "id", **options
     `model` (and the ML columns when asked for), equal to the Redactor's for the same text,
     and `dead_letter` (`reason`, `detail`), null unless the row could not be annotated:
     then the annotation columns are null and the reason says why (a missing text,
-    too_large, timeout...). Nothing is dropped. Ids come from `id_col` (None: the row's
-    position in its partition). With `placeholder="pseudonym"` give `pseudonym_key_file`,
+    too_large, timeout...). Nothing is dropped. `id_col` names the rows' ids (checked to
+    exist; None when there is none): the input's own columns stay, so no id is added. With `placeholder="pseudonym"` give `pseudonym_key_file`,
     a file every executor can read.
     """
     _pyspark()

@@ -89,7 +89,8 @@ def test_spark_engine_writes_the_beam_engines_rows_and_dead_letters(spark, tmp_p
 
 
 def _python_workers() -> dict[int, float]:
-    """PySpark's Python worker processes (forked by pyspark.daemon) and their CPU seconds."""
+    """This test process's PySpark Python workers (forked by pyspark.daemon under the
+    executor JVMs it started) and their CPU seconds."""
     daemons, parents, cpu = set(), {}, {}
     tick = os.sysconf("SC_CLK_TCK")
     for name in os.listdir("/proc"):
@@ -106,7 +107,15 @@ def _python_workers() -> dict[int, float]:
             daemons.add(int(name))
         parents[int(name)] = int(fields[1])
         cpu[int(name)] = (int(fields[11]) + int(fields[12])) / tick
-    return {pid: cpu[pid] for pid, parent in parents.items() if parent in daemons}
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return {pid: cpu[pid] for pid, parent in parents.items() if parent in daemons and ours(pid)}
 
 
 @pytest.mark.slow
@@ -184,6 +193,15 @@ def test_spark_engine_refuses_a_pseudonym_key_in_the_environment(tmp_path, monke
     error = capsys.readouterr().err
     assert "--pseudonym-key-file" in error and "spark.executorEnv" in error
     assert not (tmp_path / "out").exists() or not os.listdir(tmp_path / "out")
+
+
+def test_spark_engine_without_java_fails_at_start(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))   # no java on it
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    status = run_lib.main(["--input", str(SAMPLE), "--output", str(tmp_path / "out"),
+                           "--engine", "spark", "-q"])
+    assert status == 2
+    assert "Java runtime" in capsys.readouterr().err
 
 
 def test_engine_is_checked_before_anything_runs(tmp_path, capsys):
