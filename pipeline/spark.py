@@ -20,7 +20,7 @@ from larvatus.graph import STAGE_BATCH, JobConfig
 from larvatus.layout import (
     ANNOTATIONS_DIR, ANNOTATIONS_PREFIX, DEAD_LETTER_PREFIX, DEAD_LETTERS_DIR, PARQUET_SUFFIX, join,
 )
-from larvatus.models.model_dir import ModelError, location_kind
+from larvatus.models.model_dir import location_kind
 from larvatus.options import OptionsError
 from larvatus.transforms import stages
 from larvatus.transforms.counters import NAMESPACE, RECORDS_OUT
@@ -457,13 +457,12 @@ def annotate(df, text_col: str = "text", id_col: Optional[str] = "id", **options
 def frame_config(text_col: str, id_col: str, options: dict) -> JobConfig:
     """The JobConfig of `annotate(df)`: the Redactor's options, checked as it checks them."""
     from larvatus.api import _options
+    from larvatus.models.model_dir import EMBEDDED_DEFAULT
     from larvatus.run import annotation_settings
 
-    model = options.pop("model", None)
-    redact_labels = options.pop("redact_labels", "default")
-    from larvatus.models.model_dir import EMBEDDED_DEFAULT
-
-    chosen = _options(model or EMBEDDED_DEFAULT, redact_labels, options)
+    options = dict(options)
+    chosen = _options(options.pop("model", EMBEDDED_DEFAULT),
+                      options.pop("redact_labels", "default"), options)
     config = JobConfig(
         input_pattern="", output_dir="", input_format="auto", id_field=id_col,
         text_field=text_col, max_chars=chosen.max_chars, **annotation_settings(chosen))

@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import threading
-import time
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -127,14 +126,17 @@ def test_a_python_worker_killed_mid_job_leaves_every_row_exactly_once(
     done = threading.Event()
 
     def kill_a_busy_worker():
-        seen = _python_workers()
-        while not done.wait(0.5) and not killed:
+        # a worker that has worked a while and is working now (on 2 loaded cores a busy
+        # process may get only a few hundredths of a second of CPU between two looks)
+        first, last = {}, {}
+        while not done.wait(0.2) and not killed:
             now = _python_workers()
-            busy = [pid for pid, cpu in now.items() if cpu - seen.get(pid, cpu) >= 0.2]
+            busy = [pid for pid, cpu in now.items()
+                    if cpu - first.setdefault(pid, cpu) >= 0.3 and cpu > last.get(pid, cpu)]
             if busy:
                 os.kill(busy[0], signal.SIGKILL)
                 killed.append(busy[0])
-            seen = now
+            last = now
 
     killer = threading.Thread(target=kill_a_busy_worker, daemon=True)
     killer.start()
