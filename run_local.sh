@@ -38,6 +38,14 @@ if [ "${1:-}" = "test" ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
       >/dev/null 2>&1 || echo "could not install chromium: the report rendering test will fail"
   fi
+  # The Spark engine's tests start executor JVMs: a Java runtime (a Debian package).
+  if ! command -v java >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+      && [ "$(id -u)" = 0 ]; then
+    echo "installing a Java runtime (Debian package) for the Spark engine's tests"
+    { apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless; } \
+      >/dev/null 2>&1 || echo "could not install Java: the Spark engine's tests will fail"
+  fi
   exec python -m pytest tests "$@"
 fi
 

@@ -33,10 +33,12 @@ TRAIN = [
 # Remote stores: s3:// needs boto3 (Beam's S3 filesystem), gs:// Beam's GCP extra.
 AWS = ["boto3>=1.26,<2"]
 GCP = ["apache-beam[gcp]>=2.60,<3"]
+# `larvatus run --engine spark` and larvatus.spark.annotate(df); Spark needs a Java runtime (17+).
+SPARK = ["pyspark>=3.5"]
 # moto[server]: a real S3 server on the loopback for the remote-storage tests.
 TEST = ["pytest>=8", "hypothesis>=6.100", "faker>=30", "pandas>=2", "duckdb>=1", "polars>=1",
         "setuptools>=70.1",   # the wheel test builds a wheel offline (bdist_wheel built in)
-        "presidio-analyzer>=2.2", *AWS, "moto[server]>=5"]
+        "presidio-analyzer>=2.2", *AWS, "moto[server]>=5", *SPARK]
 # Benchmarks only: synthetic personal data and the peers Larvatus is compared with.
 BENCH = TRAIN + ["faker>=30", "presidio-analyzer>=2.2"]
 
@@ -56,6 +58,7 @@ setup(
                  "larvatus.models": "models"},
     package_data={"larvatus": ["sample/*.jsonl"], "larvatus.models": ["default/*"]},
     install_requires=RUNTIME,
-    extras_require={"train": TRAIN, "test": TEST, "bench": BENCH, "aws": AWS, "gcp": GCP},
+    extras_require={"train": TRAIN, "test": TEST, "bench": BENCH, "aws": AWS, "gcp": GCP,
+                    "spark": SPARK},
     entry_points={"console_scripts": ["larvatus=larvatus.cli:console_main"]},
 )

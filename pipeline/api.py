@@ -29,6 +29,8 @@ NOT_KEYWORDS = {
     "model_copies": "Beam's model sharing across a machine's worker processes",
     "large_model": "Beam's model sharing across a machine's worker processes",
     "share_model": "Beam's DirectRunner worker processes",
+    "engine": "the Redactor runs the stages in this process (larvatus.spark for DataFrames)",
+    "spark_master": "the Redactor runs the stages in this process (larvatus.spark for DataFrames)",
 }
 MESSAGE_OPTIONS = ("verbose", "quiet", "progress", "progress_interval", "help_beam")
 DEFAULT_BATCH = 64   # texts run together by pipe (they share inference batches)

@@ -108,7 +108,7 @@ def add_job_args(parser: argparse.ArgumentParser) -> None:
     """The Larvatus job's options (one group), on `larvatus run`'s parser or Beam's."""
     group = parser.add_argument_group("Larvatus") if hasattr(parser, "add_argument_group") else parser
     for add in (_add_input_args, _add_model_args, _add_redaction_args, _add_inference_args,
-                _add_ml_output_args, _add_output_args):
+                _add_ml_output_args, _add_output_args, _add_engine_args):
         add(group)
 
 
@@ -340,6 +340,20 @@ def _add_output_args(group) -> None:
              "source); with --placeholder pseudonym it is 'hmac:' and an HMAC-SHA256 "
              "under the pseudonym key, which nobody without the key can test a guessed "
              f"name against. Refused when no input file is read as {by_path}.")
+
+def _add_engine_args(group) -> None:
+    """Which engine runs the job: Beam (any runner) or Apache Spark."""
+    group.add_argument("--engine", default="beam", choices=("beam", "spark"),
+                       help="beam (default): an Apache Beam job on --runner (the DirectRunner "
+                            "unless told). spark: an Apache Spark job on --spark-master (pip "
+                            "install 'larvatus[spark]'; a Java runtime), with the same output, "
+                            "checks and exit statuses; see docs/scale.md.")
+    group.add_argument("--spark-master", "--spark_master", dest="spark_master",
+                       default="local[*]",
+                       help="With --engine spark: the Spark master URL (local[*], the default; "
+                            "spark://HOST:7077, yarn, k8s://...). An active SparkSession in "
+                            "this process is used as it is.")
+
 
 def add_launcher_args(parser: argparse.ArgumentParser) -> None:
     """Options of the launching command itself (messages); never passed to Beam."""

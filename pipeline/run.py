@@ -355,8 +355,14 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
         raise OptionsError(f"--output {config.output_dir}: {error}"
                            if isinstance(error, storage.StoreTimeout) else str(error)) from error
     launcher_device = _probe_model(config)
-    pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
-                                             launcher_device)
+    on_spark = options.engine == "spark"
+    if on_spark:
+        from larvatus import spark
+
+        config = spark.check_options(options, config)
+    else:
+        pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
+                                                 launcher_device)
     made_folders = storage.folders_to_make(config.output_dir)
     try:
         staging = storage.new_staging_dir(config.output_dir)
@@ -369,7 +375,8 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     LOG.info("reading %d file(s)%s matching %s", len(files),
              f" ({human_bytes(size)})" if size is not None else "", config.input_pattern)
     monitor = None
-    if progress is not None and test_pipeline is None and runs_locally(pipeline_options):
+    if progress is not None and test_pipeline is None and not on_spark \
+            and runs_locally(pipeline_options):
         monitor = progress.monitor(size, local=True)
     job = dataclasses.replace(config, output_dir=staging,
                               progress_dir=monitor.directory if monitor else None)
@@ -377,16 +384,10 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     interrupt = _InterruptFlag()
     try:
         with interrupt:
-            pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
-            build(pipeline, job)
-            if monitor is None:
-                result = pipeline.run()
-                result.wait_until_finish()
+            if on_spark:
+                counters = spark.run_job(job, options.spark_master, files)
             else:
-                with monitor:
-                    result = pipeline.run()
-                    result.wait_until_finish()
-            counters = query_counters(result)
+                counters = _run_beam(pipeline_options, job, monitor, test_pipeline)
     except BaseException as error:   # a failed job, or Ctrl-C: the earlier output stays
         left = _discard(staging, made_folders)
         if isinstance(error, Exception) and not interrupt.seen:
@@ -401,7 +402,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     summary = summarize(
         counters, wall_seconds=time.perf_counter() - started,
         model={**config.model_info, "path": config.spec.path, "launcher_device": launcher_device},
-        options=_summary_options(config))
+        options={**_summary_options(config), "engine": options.engine})
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
     known_failures = len(summary["checks"]["failures"])   # logged below or by main()
     check_files_read(summary, sum(1 for f in files if not f.path.endswith("/")))
@@ -418,6 +419,21 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
                 if error.earlier_kept else "the new run's files were kept beside them")) from error
     _log_failures(summary, known_failures)
     return summary
+
+
+def _run_beam(pipeline_options: PipelineOptions, job: JobConfig, monitor,
+              test_pipeline: Optional[beam.Pipeline]) -> Optional[dict]:
+    """Runs the Beam graph to the end; returns its counters (None without metrics)."""
+    pipeline = test_pipeline or beam.Pipeline(options=pipeline_options)
+    build(pipeline, job)
+    if monitor is None:
+        result = pipeline.run()
+        result.wait_until_finish()
+    else:
+        with monitor:
+            result = pipeline.run()
+            result.wait_until_finish()
+    return query_counters(result)
 
 
 def next_step_command(prog: str) -> str:
