@@ -48,7 +48,7 @@ from stdnum.us import ssn as us_ssn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers import find_patterns
-from larvatus.transforms.recognizers import identifiers as ids
+from larvatus.transforms.recognizers import id_checks as ids
 
 Maker = Callable[[random.Random], str]
 NEUTRAL = ("Please update the record to {} before Friday.", "The form lists {} on page two.",

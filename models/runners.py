@@ -99,3 +99,33 @@ def sessions_sharing_cores(cores: int, processes_per_machine: int,
     if shared_copies is not None:
         return shared_copies
     return processes_per_machine or cores
+
+
+def runner_name(options: PipelineOptions) -> str:
+    """The runner a job's options name (Beam's default when none is given)."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    return str(options.view_as(StandardOptions).runner or "DirectRunner")
+
+
+def beam_options_problem(options: PipelineOptions) -> Optional[str]:
+    """What is wrong with the runner options before a job starts, in one line: a runner Beam
+    does not know or cannot load here, a negative --direct_num_workers; None when nothing."""
+    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
+    from apache_beam.runners.runner import create_runner
+
+    runner = options.view_as(StandardOptions).runner
+    if isinstance(runner, str):
+        try:
+            create_runner(runner)
+        except ValueError as error:
+            known = str(error).partition("Valid values are ")[2].rstrip(".")
+            return (f"--runner {runner}: Beam knows no such runner"
+                    + (f" (it knows {known})" if known else ""))
+        except ImportError as error:
+            return (f"--runner {runner} needs a library that is not installed ({error}); "
+                    f"for DataflowRunner: pip install 'apache-beam[gcp]'")
+    workers = options.view_as(DirectOptions).direct_num_workers
+    if workers is not None and workers < 0:
+        return f"--direct_num_workers must be 0 (one per core) or more, not {workers}"
+    return None

@@ -4,8 +4,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import sys
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 # Loggers of Larvatus's own code; everything else (Beam, gRPC, ONNX Runtime) is "theirs".
 OUR_LOGGERS = ("larvatus", "pipeline", "models", "transforms")
@@ -106,11 +107,29 @@ def configure(prog: str, verbosity: int = 0) -> None:
     install_noise_filter()
 
 
+# A worker's own failure inside Beam's report: "ModelError: on worker HOST: ...".
+_WORKER_ERROR_RE = re.compile(r"\b([A-Z]\w*Error): (on worker [^\n]+)")
+
+
+def worker_error(records: Sequence[logging.LogRecord]) -> Optional[str]:
+    """The first "XError: on worker HOST: ..." line in held library records (a message or its
+    traceback), for the one-line failure of a job whose runner only says it failed."""
+    for record in records:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += "\n" + str(record.exc_info[1])
+        found = _WORKER_ERROR_RE.search(text)
+        if found:
+            return f"{found.group(1)}: {found.group(2)}"
+    return None
+
+
 @contextlib.contextmanager
-def library_errors_held(show_on_failure: bool) -> Iterator[None]:
+def library_errors_held(show_on_failure: bool) -> Iterator[list[logging.LogRecord]]:
     """Holds the error records of libraries (Beam's report of a failed bundle, with its
     traceback) while a job runs: if the job fails, the command says why in one line and
-    they are dropped unless `show_on_failure` (-v); if it finishes, they are printed then."""
+    they are dropped unless `show_on_failure` (-v); if it finishes, they are printed then.
+    Yields the held records (`worker_error` reads a worker's failure from them)."""
     held: list[logging.LogRecord] = []
 
     class Hold(logging.Filter):
@@ -126,7 +145,7 @@ def library_errors_held(show_on_failure: bool) -> Iterator[None]:
         handler.addFilter(hold)
     failed = True
     try:
-        yield
+        yield held
         failed = False
     finally:
         for handler in handlers:

@@ -61,25 +61,11 @@ def max_chars(value: str) -> int:
 def check_beam_options(options: PipelineOptions) -> None:
     """Refuses Beam options that would fail only once the job runs: a runner Beam does not
     know or cannot load here, a negative --direct_num_workers (OptionsError)."""
-    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
-    from apache_beam.runners.runner import create_runner
+    from larvatus.models.runners import beam_options_problem
 
-    runner = options.view_as(StandardOptions).runner
-    if isinstance(runner, str):
-        try:
-            create_runner(runner)
-        except ValueError as error:
-            known = str(error).partition("Valid values are ")[2].rstrip(".")
-            raise OptionsError(f"--runner {runner}: Beam knows no such runner"
-                               + (f" (it knows {known})" if known else "")) from None
-        except ImportError as error:
-            raise OptionsError(f"--runner {runner} needs a library that is not installed "
-                               f"({error}); for DataflowRunner: pip install "
-                               f"'apache-beam[gcp]'") from None
-    workers = options.view_as(DirectOptions).direct_num_workers
-    if workers is not None and workers < 0:
-        raise OptionsError(f"--direct_num_workers must be 0 (one per core) or more, "
-                           f"not {workers}")
+    problem = beam_options_problem(options)
+    if problem is not None:
+        raise OptionsError(problem)
 
 
 RUN_EXAMPLES = """examples:

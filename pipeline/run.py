@@ -16,11 +16,13 @@ from typing import Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from larvatus.models.handler import OnnxTokenClassifier
 from larvatus.models.model_dir import EMBEDDED_DEFAULT, ModelError
-from larvatus.models.runners import available_cores, processes_per_machine, runs_locally
+from larvatus.models.runners import (
+    available_cores, processes_per_machine, runner_name, runs_locally,
+)
 from larvatus.graph import JobConfig, build
 from larvatus import arguments, logs, preflight, remote, storage
 from larvatus.layout import DEAD_LETTERS_DIR, ML_TOKENIZER_NAME, join
@@ -267,7 +269,7 @@ def _job_failure(error: Exception, pipeline_options: PipelineOptions, output_dir
                  left: Optional[str] = None) -> str:
     """What the command prints when the job failed (not a record: those are dead letters);
     `left` says why the run's temporary files could not be removed, if they could not."""
-    runner = pipeline_options.view_as(StandardOptions).runner
+    runner = runner_name(pipeline_options)
     for cause in _causes(error):
         message = str(cause)
         for start, what in RUNNER_DOWNLOADS:
@@ -323,17 +325,8 @@ def _log_failures(summary: dict, known_failures: int) -> None:
         LOG.error("%s", failure)
 
 
-def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
-        progress: Optional[ProgressSettings] = None) -> dict:
-    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
-
-    Every check comes first (options, model, output folder); the Parquet files are
-    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
-    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
-    last, so its presence marks a complete run. A failed or interrupted run removes
-    its staging folder and leaves the earlier output as it was.
-    """
-    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
+def _checked_start(argv: list[str]) -> tuple[PipelineOptions, LarvatusOptions, JobConfig]:
+    """The job's options and config, every check that needs no model done (stores, output)."""
     _check_utf8(argv)
     pipeline_options = PipelineOptions(argv)
     options = pipeline_options.view_as(LarvatusOptions)
@@ -354,6 +347,48 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     except (storage.OutputError, storage.StoreTimeout) as error:
         raise OptionsError(f"--output {config.output_dir}: {error}"
                            if isinstance(error, storage.StoreTimeout) else str(error)) from error
+    return pipeline_options, options, config
+
+
+def _new_staging(config: JobConfig) -> tuple[tuple[str, ...], str]:
+    """(folders this run made for --output, its fresh staging folder)."""
+    made_folders = storage.folders_to_make(config.output_dir)
+    try:
+        return made_folders, storage.new_staging_dir(config.output_dir)
+    except OSError as error:
+        storage.remove_empty_folders(made_folders)
+        raise JobFailed(f"cannot write in --output {config.output_dir}: "
+                        f"{describe_failure(error)}") from error
+
+
+def _publish(staging: str, config: JobConfig, summary: dict,
+             made_folders: tuple[str, ...]) -> None:
+    """Moves the finished run into --output (the summary last), or says why it could not."""
+    with _HeldInterrupt():
+        try:
+            storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
+                            check_published)
+        except storage.OutputWriteError as error:
+            if error.earlier_kept and _discard(staging, made_folders) is not None:
+                LOG.warning("the run's temporary files in %s could not be removed; delete "
+                            "them, or let the next run with --overwrite do it", staging)
+            raise JobFailed(f"{error}; " + (
+                "the new run's files were removed and any earlier output was left as it was"
+                if error.earlier_kept else "the new run's files were kept beside them")) from error
+
+
+def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipeline] = None,
+        progress: Optional[ProgressSettings] = None) -> dict:
+    """Runs the job and returns its summary (also written to OUTPUT/_SUMMARY.json).
+
+    Every check comes first (options, model, output folder); the Parquet files are
+    written into a fresh staging folder inside OUTPUT and moved into place, replacing an
+    earlier run's files, only once the job has finished; `_SUMMARY.json` is written
+    last, so its presence marks a complete run. A failed or interrupted run removes
+    its staging folder and leaves the earlier output as it was.
+    """
+    argv = arguments.attach_dash_values(sys.argv[1:] if argv is None else argv)
+    pipeline_options, options, config = _checked_start(argv)
     launcher_device = _probe_model(config)
     on_spark = options.engine == "spark"
     if on_spark:
@@ -363,13 +398,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     else:
         pipeline_options, config = _with_sharing(argv, options, pipeline_options, config,
                                                  launcher_device)
-    made_folders = storage.folders_to_make(config.output_dir)
-    try:
-        staging = storage.new_staging_dir(config.output_dir)
-    except OSError as error:
-        storage.remove_empty_folders(made_folders)
-        raise JobFailed(f"cannot write in --output {config.output_dir}: "
-                        f"{describe_failure(error)}") from error
+    made_folders, staging = _new_staging(config)
     files = preflight.input_files(config.input_pattern)
     size = preflight.total_bytes(files)
     LOG.info("reading %d file(s)%s matching %s", len(files),
@@ -406,17 +435,7 @@ def run(argv: Optional[Sequence[str]] = None, test_pipeline: Optional[beam.Pipel
     summary["checks"] = checks(summary, options.max_dead_letter_ratio)
     known_failures = len(summary["checks"]["failures"])   # logged below or by main()
     check_files_read(summary, sum(1 for f in files if not f.path.endswith("/")))
-    with _HeldInterrupt():
-        try:
-            storage.publish(staging, config.output_dir, summary, _ml_extras(config, summary),
-                            check_published)
-        except storage.OutputWriteError as error:
-            if error.earlier_kept and _discard(staging, made_folders) is not None:
-                LOG.warning("the run's temporary files in %s could not be removed; delete "
-                            "them, or let the next run with --overwrite do it", staging)
-            raise JobFailed(f"{error}; " + (
-                "the new run's files were removed and any earlier output was left as it was"
-                if error.earlier_kept else "the new run's files were kept beside them")) from error
+    _publish(staging, config, summary, made_folders)
     _log_failures(summary, known_failures)
     return summary
 
@@ -511,14 +530,17 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus run") -> in
                                         runs_locally(PipelineOptions(job_argv + unchecked)))
     progress = ProgressSettings(ProgressSettings.choose(launcher.progress, launcher.quiet),
                                 launcher.progress_interval, prog)
+    held: list = []
     try:
-        with logs.library_errors_held(show_on_failure=verbosity >= 1):
+        with logs.library_errors_held(show_on_failure=verbosity >= 1) as held:
             summary = run(job_argv + unchecked, progress=progress)
     except (OptionsError, ModelError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     except JobFailed as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        cause = logs.worker_error(held)   # the runner may say only that the job failed
+        print(f"{prog}: error: {error}" + (f" (the worker said: {cause})" if cause else ""),
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the run's temporary files were removed and any earlier "

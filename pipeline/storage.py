@@ -561,61 +561,6 @@ def remove_empty_folders(folders: tuple[str, ...]) -> None:
             os.rmdir(folder)
 
 
-def write_json(path: str, value: dict) -> None:
-    """Writes a JSON file whole or not at all: locally through a temporary file renamed
-    into place (removed again if the write fails); an object store makes an object
-    visible only once it is closed."""
-    data = json.dumps(value, indent=2).encode("utf-8")
-    if is_local(path):
-        partial = f"{path}.{uuid.uuid4().hex[:12]}{PARTIAL_SUFFIX}"
-        try:
-            with open(partial, "wb") as handle:
-                handle.write(data)
-            os.replace(partial, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.remove(partial)
-            raise
-        return
-
-    def write() -> None:
-        with _fs().create(path, mime_type="application/json",
-                          compression_type=_uncompressed()) as handle:
-            handle.write(data)
-
-    bounded(f"writing {path}", write)
-
-
-class UnreadableJson(ValueError):
-    """A JSON file that exists but does not parse (cut short, or not ours)."""
-
-
-def read_json(path: str) -> Optional[dict]:
-    """A JSON file's content, or None when it does not exist; UnreadableJson when it
-    does not parse."""
-    if is_local(path):
-        if not os.path.isfile(path):
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read()
-    else:
-        if not _exists(path):
-            return None
-        data = bounded(f"reading {path}", _read_remote, path)
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except ValueError as error:
-        raise UnreadableJson(f"{path} is not valid JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise UnreadableJson(f"{path} holds no JSON object")
-    return value
-
-
-def _read_remote(path: str) -> bytes:
-    with _fs().open(path, compression_type=_uncompressed()) as handle:
-        return handle.read()
-
-
 def list_files(pattern: str) -> list[str]:
     """The paths matching a pattern, sorted (remote listings bounded in time)."""
     return sorted(_matched([pattern]))
@@ -624,3 +569,7 @@ def list_files(pattern: str) -> list[str]:
 def open_binary(path: str):
     """A file opened for reading through Beam's FileSystems, uncompressed."""
     return _fs().open(path, compression_type=_uncompressed())
+
+
+# JSON files (the summary) live in their own module, which reads and writes through this one.
+from larvatus.json_files import UnreadableJson, read_json, write_json  # noqa: E402,F401

@@ -396,8 +396,9 @@ def test_readme_snippets_read_each_subfolder_as_one_table(tmp_path, rigged_model
     counts = dict(duckdb.sql("""select e.label, count(*) from 'out/annotations/*.parquet',
                                 unnest(entities) as t(e) group by 1""").fetchall())
     assert counts and sum(counts.values()) == sum(len(e) for e in rows["entities"])
-    entities = pl.read_parquet("out/annotations/*.parquet").explode("entities").unnest("entities")
-    assert {"id", "label", "start", "end"} <= set(entities.columns)
+    entities = (pl.read_parquet("out/annotations/*.parquet").select("id", "entities")
+                .explode("entities").unnest("entities"))
+    assert {"id", "label", "start", "end", "source", "recognizer"} <= set(entities.columns)
 
 
 def test_output_on_an_object_store_without_folders(tmp_path, rigged_model_dir, monkeypatch):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from larvatus.transforms.recognizers import PatternSettings, base, contact, finance, identifiers
+from larvatus.transforms.recognizers import PatternSettings, base, contact, finance, identifiers, vehicles
 
 try:
     from re import _parser as sre_parse
@@ -239,8 +239,8 @@ _KIND_FRAGMENTS = [
 
 def _kind_texts(seed: int, count: int) -> list[str]:
     """Texts of every kind's fragments and random strings of its patterns, side by side."""
-    patterns = [identifiers._UK_PLATE_RE, identifiers._IN_PLATE_RE, identifiers._DE_PLATE_RE,
-                identifiers._TR_PLATE_RE, finance._IBAN_RE, finance._BITCOIN_RE,
+    patterns = [vehicles._UK_PLATE_RE, vehicles._IN_PLATE_RE, vehicles._DE_PLATE_RE,
+                vehicles._TR_PLATE_RE, finance._IBAN_RE, finance._BITCOIN_RE,
                 finance._ETHEREUM_RE, contact._MAC_RE, contact._IPV4_RE, contact._IPV6_RE,
                 contact._CHAT_STAMPED_RE, contact._LOGIN_RE, contact._SSHD_RE]
     pieces = [text for i, pattern in enumerate(patterns) for text in _texts(pattern, seed + i, 30)]
@@ -279,10 +279,10 @@ def test_guard_stems_match_in_re_only_what_lower_case_finds(stems):
 
 
 @pytest.mark.parametrize("pattern, hint", [
-    (identifiers._UK_PLATE_RE, identifiers._PLATE_HINT_RE),
-    (identifiers._IN_PLATE_RE, identifiers._PLATE_HINT_RE),
-    (identifiers._DE_PLATE_RE, identifiers._PLATE_HINT_RE),
-    (identifiers._TR_PLATE_RE, identifiers._PLATE_HINT_RE),
+    (vehicles._UK_PLATE_RE, vehicles._PLATE_HINT_RE),
+    (vehicles._IN_PLATE_RE, vehicles._PLATE_HINT_RE),
+    (vehicles._DE_PLATE_RE, vehicles._PLATE_HINT_RE),
+    (vehicles._TR_PLATE_RE, vehicles._PLATE_HINT_RE),
     (finance._IBAN_RE, finance._IBAN_HINT_RE),
     (finance._BITCOIN_RE, finance._BITCOIN_HINT_RE),
     (finance._ETHEREUM_RE, finance._ETHEREUM_HINT_RE),
@@ -343,7 +343,7 @@ _DIGIT_HINTS = sorted(base._DIGIT_HINTS, key=lambda hint: hint.pattern)
 
 
 def test_the_hints_searched_on_digit_lines_alone_are_registered():
-    assert {identifiers._ID_HINT_RE, identifiers._PLATE_HINT_RE, finance._IBAN_HINT_RE,
+    assert {identifiers._ID_HINT_RE, vehicles._PLATE_HINT_RE, finance._IBAN_HINT_RE,
             contact._IPV4_HINT_RE, contact._CLOCK_RE} <= base._DIGIT_HINTS
     assert base.DIGIT_RE not in base._DIGIT_HINTS and contact._MAC_HINT_RE not in base._DIGIT_HINTS
 

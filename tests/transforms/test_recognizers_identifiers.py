@@ -19,7 +19,7 @@ from stdnum.us import ssn as us_ssn
 from bench import identifiers as bench
 from larvatus.transforms.recognizers import SCORE_UNVALIDATED, find_patterns
 from larvatus.transforms.recognizers import finance
-from larvatus.transforms.recognizers import identifiers as ids
+from larvatus.transforms.recognizers import id_checks, identifiers as ids
 
 
 def found(text):
@@ -159,7 +159,7 @@ def test_bench_values_are_what_the_validators_say():
         assert not us_ssn.is_valid(specs["US SSN, bare digits"].invalid(rng))
         assert pl_pesel.is_valid(specs["PL PESEL without a cue"].valid(rng))
         document = specs["DE passport, ID card"].invalid(rng)
-        assert ids._icao_check_digit(document[:9]) != int(document[9])
+        assert id_checks._icao_check_digit(document[:9]) != int(document[9])
 
 
 @pytest.mark.slow
@@ -347,22 +347,22 @@ def test_hetu_rule_agrees_with_stdnum_where_both_apply():
         candidate = (f"{rng.randint(1, 31):02d}{rng.randint(1, 12):02d}{rng.randint(0, 99):02d}"
                      f"{rng.choice('+-A')}{rng.randint(0, 999):03d}"
                      f"{rng.choice('0123456789ABCDEFHJKLMNPRSTUVWXY')}")
-        assert ids._valid_hetu(candidate) == fi_hetu.is_valid(candidate, allow_temporary=True), candidate
-        agreed += ids._valid_hetu(candidate)
+        assert id_checks._valid_hetu(candidate) == fi_hetu.is_valid(candidate, allow_temporary=True), candidate
+        agreed += id_checks._valid_hetu(candidate)
     assert agreed > 50     # valid codes were among the candidates
 
 
 def test_hetu_new_century_signs_read_as_their_centuries():
     for old, new in (("-", "YXWVU"), ("A", "BCDEF")):
         base = "131052" + old + "308T"
-        assert ids._valid_hetu(base)
+        assert id_checks._valid_hetu(base)
         for sign in new:
-            assert ids._valid_hetu(base[:6] + sign + base[7:])
+            assert id_checks._valid_hetu(base[:6] + sign + base[7:])
 
 
 def test_hetu_temporary_numbers_are_identifiers_too():
     # individual numbers 900-999 are issued as temporary codes; stdnum's default rejects them
-    assert ids._valid_hetu("010594Y9032") and ids._valid_hetu("020594X903P")
+    assert id_checks._valid_hetu("010594Y9032") and id_checks._valid_hetu("020594X903P")
     assert not fi_hetu.is_valid("010594Y9032")
 
 
@@ -371,14 +371,14 @@ def test_kr_rrn_agrees_with_stdnum_before_october_2020_and_needs_no_check_digit_
     for _ in range(2000):
         candidate = (f"{rng.randint(0, 19):02d}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}"
                      f"{rng.choice('1234')}{rng.randint(0, 999999):06d}")
-        assert ids._valid_kr_rrn(candidate) == kr_rrn.is_valid(candidate) or \
+        assert id_checks._valid_kr_rrn(candidate) == kr_rrn.is_valid(candidate) or \
             kr_rrn.get_birth_date(candidate) >= datetime.date(2020, 10, 1)
-    assert ids._valid_kr_rrn("2011053123456") and not kr_rrn.is_valid("2011053123456")
-    assert not ids._valid_kr_rrn("9601211234567")
+    assert id_checks._valid_kr_rrn("2011053123456") and not kr_rrn.is_valid("2011053123456")
+    assert not id_checks._valid_kr_rrn("9601211234567")
 
 
 def test_lanr_check_digit():
-    assert ids._valid_lanr("123456601") and not ids._valid_lanr("123456701")
+    assert id_checks._valid_lanr("123456601") and not id_checks._valid_lanr("123456701")
 
 
 def test_the_docs_table_of_identifier_schemes_is_generated_from_the_records():

@@ -229,3 +229,36 @@ def count_digits(text: str) -> int:
     """How many characters of `text` are digits."""
     return sum(ch.isdigit() for ch in text)
 
+
+CUE_BEFORE = 40   # characters before a candidate searched for its cue word (same line)
+CUE_AFTER = 24
+
+
+def joined_lines(lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Consecutive lines as one range (fewer searches): the shapes neither hold nor look
+    across a line break, so they match the same in a range of lines as line by line."""
+    joined: list[tuple[int, int]] = []
+    for start, end in lines:
+        if joined and joined[-1][1] + 1 == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
+
+
+def cue_near(text: str, start: int, end: int, cue: re.Pattern,
+             window: tuple[int, int] = (CUE_BEFORE, CUE_AFTER)) -> bool:
+    """Whether the cue occurs shortly before or after [start, end) on the same line."""
+    ws, we = line_window(text, start, end, window[0], window[1])
+    return bool(cue.search(text, ws, start) or cue.search(text, end, we))
+
+
+def cue_anywhere(text: str, cue: Optional[re.Pattern]) -> bool:
+    """Whether `cue` occurs anywhere in `text` (found once per text and cue)."""
+    if cue is None:
+        return False
+    memo = text_memo(text)
+    key = ("cue anywhere", cue)
+    if key not in memo:
+        memo[key] = cue.search(text) is not None
+    return memo[key]

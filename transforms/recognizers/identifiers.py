@@ -1,7 +1,6 @@
 """Identifiers: national identity, tax and social security numbers, and cue-anchored reference codes."""
 from __future__ import annotations
 
-import datetime
 import functools
 import re
 from dataclasses import dataclass, field
@@ -15,10 +14,8 @@ from stdnum.es import nie as es_nie
 from stdnum.fr import nir as fr_nir
 from stdnum.gb import nhs as gb_nhs
 from stdnum.ie import pps as ie_pps
-from stdnum.it import codicefiscale as it_codicefiscale
 from stdnum.nl import bsn as nl_bsn
 from stdnum.pl import pesel as pl_pesel
-from stdnum import luhn
 from stdnum.au import abn as au_abn
 from stdnum.au import acn as au_acn
 from stdnum.au import tfn as au_tfn
@@ -28,26 +25,22 @@ from stdnum.de import vat as de_vat
 from stdnum.in_ import aadhaar as in_aadhaar
 from stdnum.in_ import epic as in_epic
 from stdnum.in_ import pan as in_pan
-from stdnum.kr import rrn as kr_rrn
 from stdnum.se import personnummer as se_personnummer
 from stdnum.th import pin as th_pin
 from stdnum.tr import tckimlik as tr_tckimlik
 from stdnum.us import itin as us_itin
-from stdnum.us import ssn as us_ssn
 from stdnum.za import idnr as za_idnr
 
 from larvatus.transforms.recognizers.base import (
-    DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT, SCORE_UNVALIDATED, SCORE_VALIDATED,
-    count_digits,
-    cue_pattern, finditer_on_lines, line_window, lines_with, longest_number, text_memo, with_digit)
+    CUE_AFTER, CUE_BEFORE, DIGIT_RE, H, NUM_END, NUM_START, SCORE_CHECKSUM, SCORE_FORMAT,
+    SCORE_UNVALIDATED, SCORE_VALIDATED, count_digits, cue_anywhere, cue_near, cue_pattern,
+    finditer_on_lines, joined_lines, lines_with, longest_number, with_digit)
 from larvatus.transforms.recognizers.references import recognize_references
 from larvatus.transforms.recognizers.registry import Kind, PatternSettings
 from larvatus.transforms.records import EntitySpan
 
 # ----------------------------------------------------------------------------- ID
 
-_CUE_BEFORE = 40   # characters before a candidate searched for its cue word (same line)
-_CUE_AFTER = 24
 # The fewest digits a candidate whose check failed must hold to be hidden beside its cue: a
 # word of capitals in a scheme's alphabet ("PRTVWXYZ") is not a mistyped number.
 _UNVALIDATED_MIN_DIGITS = 2
@@ -80,7 +73,7 @@ class IdScheme:
     cues: Mapping[str, str] = field(default_factory=dict)
     strong: bool = False
     formatted: Optional[re.Pattern] = None
-    window: tuple[int, int] = (_CUE_BEFORE, _CUE_AFTER)
+    window: tuple[int, int] = (CUE_BEFORE, CUE_AFTER)
     label: str = "ID"
     # For the documentation (`scheme_table`): examples, the check in words, the forms found
     # without a cue beyond `strong`, and the Presidio entity of the same kind ("-": none).
@@ -128,144 +121,9 @@ def _digits_shape(body: str) -> re.Pattern:
     return re.compile(NUM_START + body + NUM_END)
 
 
-def _valid_ssn(candidate: str) -> bool:
-    return us_ssn.is_valid(candidate.replace(" ", ""))
+from larvatus.transforms.recognizers.id_checks import (
+    _valid_ssn, _valid_pesel_context_free, _valid_de_document, _valid_codice_fiscale, _valid_rvnr, _valid_npi, _valid_medicare, _valid_nric, _valid_dea, _valid_uk_driving_licence, _stdnum, _valid_hetu, _valid_kr_rrn, _valid_lanr)
 
-
-def _valid_pesel_context_free(candidate: str) -> bool:
-    """A PESEL (checksum and birth date, python-stdnum) of someone born 1900 to today: the
-    1800s, 2100s and 2200s encodings are left to numbers after a cue."""
-    if not pl_pesel.is_valid(candidate):
-        return False
-    return 1900 <= pl_pesel.get_birth_date(candidate).year \
-        and pl_pesel.get_birth_date(candidate) <= datetime.date.today()
-
-
-def _icao_check_digit(serial: str) -> int:
-    """ICAO 9303 check digit: digits as themselves, A-Z as 10-35, weights 7,3,1, mod 10."""
-    values = (int(ch) if ch.isdigit() else ord(ch) - ord("A") + 10 for ch in serial)
-    return sum(v * w for v, w in zip(values, (7, 3, 1) * 4)) % 10
-
-
-def _valid_de_document(candidate: str) -> bool:
-    """German passport or identity card number: a 9-character serial in the document
-    alphabet, holding a digit, and where a tenth character follows, its ICAO check digit."""
-    serial = candidate[:9]
-    if not any(ch.isdigit() for ch in serial[1:]):
-        return False
-    return len(candidate) == 9 or _icao_check_digit(serial) == int(candidate[9])
-
-
-def _valid_codice_fiscale(candidate: str) -> bool:
-    return any(ch.isdigit() for ch in candidate) and it_codicefiscale.is_valid(candidate)
-
-
-def _digit_sum(number: int) -> int:
-    return sum(int(d) for d in str(number))
-
-
-def _valid_rvnr(candidate: str) -> bool:
-    """German pension insurance number (Rentenversicherungsnummer), by the published check:
-    the letter as its two-digit alphabet position, weights 2,1,2,5,7,1,2,1,2,1,2,1, digit sums,
-    mod 10; the birth date DDMMYY must be a day of a month."""
-    compact = candidate.replace(" ", "")
-    day, month = int(compact[2:4]), int(compact[4:6])
-    if not (1 <= day <= 31 and 1 <= month <= 12):
-        return False
-    digits = compact[:8] + f"{ord(compact[8]) - ord('A') + 1:02d}" + compact[9:11]
-    total = sum(_digit_sum(int(d) * w) for d, w in zip(digits, (2, 1, 2, 5, 7, 1, 2, 1, 2, 1, 2, 1)))
-    return total % 10 == int(compact[11])
-
-
-def _valid_npi(candidate: str) -> bool:
-    """US National Provider Identifier: a first digit 1 or 2, and Luhn over the number
-    prefixed with 80840."""
-    return candidate[0] in "12" and luhn.is_valid("80840" + candidate)
-
-
-def _valid_medicare(candidate: str) -> bool:
-    """Australian Medicare card number: a first digit 2-6, and weights 1,3,7,9,1,3,7,9 on the
-    first eight digits, mod 10, give the ninth."""
-    digits = [int(d) for d in candidate if d.isdigit()]
-    return 2 <= digits[0] <= 6 and \
-        sum(d * w for d, w in zip(digits, (1, 3, 7, 9, 1, 3, 7, 9))) % 10 == digits[8]
-
-
-_NRIC_LETTERS = {"S": "JZIHGFEDCBA", "T": "JZIHGFEDCBA", "F": "XWUTRQPNMLK", "G": "XWUTRQPNMLK"}
-
-
-def _valid_nric(candidate: str) -> bool:
-    """Singapore NRIC/FIN (S, T, F, G series): weights 2,7,6,5,4,3,2, +4 for T and G, mod 11
-    picks the check letter."""
-    total = sum(int(d) * w for d, w in zip(candidate[1:8], (2, 7, 6, 5, 4, 3, 2)))
-    total += 4 if candidate[0] in "TG" else 0
-    return _NRIC_LETTERS[candidate[0]][total % 11] == candidate[8]
-
-
-def _valid_dea(candidate: str) -> bool:
-    """US DEA registration number (medical licence): (d1+d3+d5) + 2(d2+d4+d6) ends in d7."""
-    d = [int(c) for c in candidate[2:]]
-    return (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10 == d[6]
-
-
-def _valid_uk_driving_licence(candidate: str) -> bool:
-    """UK driving licence: the month (51-62 for women) and day of birth in digits 7-10 exist."""
-    month, day = int(candidate[6:8]), int(candidate[8:10])
-    return (1 <= month <= 12 or 51 <= month <= 62) and 1 <= day <= 31
-
-
-def _stdnum(module) -> Callable[[str], bool]:
-    """python-stdnum's validator of `module`, on the candidate with spaces removed."""
-    return lambda candidate: module.is_valid(candidate.replace(" ", ""))
-
-_HETU_CENTURY = {"+": 1800, **{sign: 1900 for sign in "-YXWVU"}, **{sign: 2000 for sign in "ABCDEF"}}
-_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
-
-
-def _valid_hetu(candidate: str) -> bool:
-    """Finnish personal identity code by the rule in force since 2023 (python-stdnum knows
-    only the signs +, - and A): DDMMYY, a century sign (+ for the 1800s; -, Y, X, W, V, U for
-    the 1900s; A-F for the 2000s), an individual number 002-999 (900-999: temporary numbers,
-    personal all the same), and the character of DDMMYYNNN mod 31 in `_HETU_CHECK`."""
-    code = candidate.upper()
-    if len(code) != 11 or code[6] not in _HETU_CENTURY or not (code[:6] + code[7:10]).isdigit():
-        return False
-    try:
-        datetime.date(_HETU_CENTURY[code[6]] + int(code[4:6]), int(code[2:4]), int(code[:2]))
-    except ValueError:
-        return False
-    if int(code[7:10]) < 2:
-        return False
-    return _HETU_CHECK[int(code[:6] + code[7:10]) % 31] == code[10]
-
-
-_KR_RRN_WITHOUT_CHECK_SINCE = datetime.date(2020, 10, 1)
-
-
-def _valid_kr_rrn(candidate: str) -> bool:
-    """Korean resident registration number: python-stdnum's check (birth date, sex and
-    century digit, place code, check digit), or, for numbers issued since October 2020 whose
-    last six digits are random, a birth date since then that exists and is not in the future."""
-    compact = candidate.replace("-", "")
-    if kr_rrn.is_valid(compact):
-        return True
-    try:
-        born = kr_rrn.get_birth_date(compact, allow_future=False)
-    except (ValueError, ArithmeticError):   # stdnum's ValidationError is a ValueError
-        return False
-    return born >= _KR_RRN_WITHOUT_CHECK_SINCE
-
-
-def _valid_lanr(candidate: str) -> bool:
-    """German lifelong physician number (LANR): digits 1-6 weighted 4, 9, 4, 9, 4, 9, and
-    (10 - their sum mod 10) mod 10 is digit 7; digits 8-9 are the specialty group."""
-    digits = [int(d) for d in candidate]
-    total = sum(d * w for d, w in zip(digits[:6], (4, 9, 4, 9, 4, 9)))
-    return (10 - total % 10) % 10 == digits[6]
-
-
-# UK National Insurance numbers have no check digit (python-stdnum has no module for them):
-# HMRC's allocation rules on the two prefix letters and the A-D suffix are the check.
 _NINO_PREFIX = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
 _NIR_GROUPS = ("[1-478]", "[0-9]{2}", "[0-9]{2}", "(?:[0-9]{2}|2[AB])", "[0-9]{3}", "[0-9]{3}",
                "[0-9]{2}")
@@ -559,36 +417,6 @@ for _scheme in ID_SCHEMES:
 _PHONE_PREFIX_RE = re.compile(r"(?:\+|\b00)[0-9]{1,3}[ .-]?(?:\(0\)[ ]?)?\Z")
 
 
-def _joined(lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Consecutive lines as one range (fewer searches): the shapes neither hold nor look
-    across a line break, so they match the same in a range of lines as line by line."""
-    joined: list[tuple[int, int]] = []
-    for start, end in lines:
-        if joined and joined[-1][1] + 1 == start:
-            joined[-1] = (joined[-1][0], end)
-        else:
-            joined.append((start, end))
-    return joined
-
-
-def _has_cue(text: str, start: int, end: int, cue: re.Pattern,
-             window: tuple[int, int] = (_CUE_BEFORE, _CUE_AFTER)) -> bool:
-    """Whether the cue occurs shortly before or after [start, end) on the same line."""
-    ws, we = line_window(text, start, end, window[0], window[1])
-    return bool(cue.search(text, ws, start) or cue.search(text, end, we))
-
-
-def _cue_anywhere(text: str, cue: Optional[re.Pattern]) -> bool:
-    """Whether `cue` occurs anywhere in `text` (found once per text and cue)."""
-    if cue is None:
-        return False
-    memo = text_memo(text)
-    key = ("cue anywhere", cue)
-    if key not in memo:
-        memo[key] = cue.search(text) is not None
-    return memo[key]
-
-
 def scheme_decision(scheme: IdScheme, text: str, m: re.Match) -> Optional[float]:
     """The score of a span for the candidate `m` of `scheme`, or None to leave it alone
     (the rule of `IdScheme`'s docstring)."""
@@ -597,7 +425,7 @@ def scheme_decision(scheme: IdScheme, text: str, m: re.Match) -> Optional[float]
     if valid and scheme.strong:
         return scheme.score
     cue = scheme.cue
-    has_cue = cue is not None and _has_cue(text, m.start(), m.end(), cue, scheme.window)
+    has_cue = cue is not None and cue_near(text, m.start(), m.end(), cue, scheme.window)
     if valid:
         formatted = scheme.formatted is not None and scheme.formatted.fullmatch(candidate) \
             and not _PHONE_PREFIX_RE.search(text, max(0, m.start() - 10), m.start())
@@ -618,10 +446,10 @@ def recognize_ids(text: str, settings: PatternSettings) -> list[EntitySpan]:
     for scheme in ID_SCHEMES:
         if scheme.min_digits > longest:
             continue
-        if not scheme.strong and scheme.formatted is None and not _cue_anywhere(text, scheme.cue):
+        if not scheme.strong and scheme.formatted is None and not cue_anywhere(text, scheme.cue):
             continue     # every span of the scheme needs its cue: a text without one has none
         if hint_lines is None and scheme.hinted and scheme.hint is None:
-            hint_lines = _joined(lines_with(_ID_HINT_RE, text))
+            hint_lines = joined_lines(lines_with(_ID_HINT_RE, text))
         for m in scheme.candidates(text, hint_lines):
             score = scheme_decision(scheme, text, m)
             if score is None:
@@ -732,68 +560,7 @@ def recognize_codes(text: str, settings: PatternSettings) -> list[EntitySpan]:
 
 
 
-# ----------------------------------------------------------------------------- VEHICLE
-
-_PLATE_CUE = cue_pattern(r"plates?|registration|reg\.?|licen[cs]e plate|number ?plate|"
-                         r"kennzeichen|nummernschild|amtliches|plaka|vehicle|car|truck|van|"
-                         r"matr[ií]cula|immatriculation|targa")
-_UK_PLATE_RE = re.compile(r"(?=[A-Z])(?<![\w-])[A-HJ-PR-Y][A-Z](?P<age>[0-9]{2})( ?)[A-Z]{3}(?![\w-])")
-_DE_PLATE_RE = re.compile(
-    r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}[- ][A-Z]{1,2}[ -]?[1-9][0-9]{0,3}[EH]?(?![\w-])")
-_TR_PLATE_RE = re.compile(
-    r"(?=[0-8])(?<![\w-])(?:0[1-9]|[1-7][0-9]|8[01])( ?)[A-Z]{1,3}\1[0-9]{2,4}(?![\w-])")
-_IN_PLATE_RE = re.compile(
-    r"(?=[A-Z])(?<![\w-])(?:A[NPRS]|BR|C[GH]|D[DLN]|G[AJ]|H[PR]|J[HK]|K[AL]|L[AD]|M[HLNPZ]|NL|"
-    r"O[DR]|P[BY]|RJ|SK|T[NRS]|U[KP]|WB)([ -]?)[0-9]{1,2}\1[A-Z]{1,3}\1[0-9]{4}(?![\w-])")
-
-
-# Every plate above holds a capital letter, then maybe a space or dash, then a digit ("B12",
-# "AB 1234", "ABC 123"); `re` scans for the capitals.
-_PLATE_HINT_RE = with_digit(re.compile(r"[A-Z][ -]?[0-9]"))
-
-
-# German district codes of the largest cities and districts: a plate opening with one is
-# found without a cue ("B AB 1234", "HH-XY 12"); other codes need one.
-_DE_BIG_DISTRICTS = frozenset(
-    "B M HH K F S D DO E L HB H N DD DU BO W BI MS KA MA A WI GE MG BN C KI HAL MD FR OB LU EF "
-    "HRO KS HA SB HAM MZ OL OS PB HD DA R WÜ IN UL HN PF FÜ WOB GÖ BOT RE TR KO J ER SN Z HI RT "
-    "GT SI LEV NE ME RS SG BS CB PO AC BB ES LB TÜ KN FN RV GP".split())
-_DE_BARE_PLATE_RE = re.compile(
-    r"(?=[A-ZÄÖÜ])(?<![\w-])(?P<district>[A-ZÄÖÜ]{1,3})[- ][A-Z]{1,2} [1-9][0-9]{0,3}[EH]?(?![\w-])")
-
-
-def _uk_plate_age_exists(m: re.Match) -> bool:
-    """The age identifier of a current-style UK plate: 02-29 (March) or 51-79 (September)."""
-    age = int(m.group("age"))
-    return 2 <= age <= 29 or 51 <= age <= 79
-
-
-def _plate_near_cue(text: str, m: re.Match) -> bool:
-    return _has_cue(text, m.start(), m.end(), _PLATE_CUE)
-
-
-def recognize_vehicles(text: str, settings: PatternSettings) -> list[EntitySpan]:
-    """Vehicle registrations: UK (AB12 CDE: spaced, context-free; compact after a cue), India
-    (MH 12 AB 1234, a state code: context-free), Germany (M-AB 1234) and Turkey (34 ABC 123)
-    after a cue word such as "plate", "registration", "Kennzeichen" or "plaka"; German plates
-    of the largest districts ("B AB 1234", `_DE_BIG_DISTRICTS`) without one."""
-    spans: list[EntitySpan] = []
-    plate_lines = lines_with(_PLATE_HINT_RE, text)   # no plate crosses a line break
-    if not plate_lines:
-        return spans
-    for m in finditer_on_lines(_UK_PLATE_RE, _PLATE_HINT_RE, text, plate_lines):
-        if _uk_plate_age_exists(m) and (m.group(2) or _plate_near_cue(text, m)):
-            spans.append(EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT))
-    spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-              for m in finditer_on_lines(_IN_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)]
-    spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-              for m in finditer_on_lines(_DE_BARE_PLATE_RE, _PLATE_HINT_RE, text, plate_lines)
-              if m.group("district") in _DE_BIG_DISTRICTS]
-    for pattern in (_DE_PLATE_RE, _TR_PLATE_RE) if _PLATE_CUE.search(text) else ():
-        spans += [EntitySpan(m.start(), m.end(), "VEHICLE", SCORE_FORMAT)
-                  for m in finditer_on_lines(pattern, _PLATE_HINT_RE, text, plate_lines)
-                  if _plate_near_cue(text, m)]
-    return spans
+from larvatus.transforms.recognizers.vehicles import recognize_vehicles  # noqa: E402
 
 
 KINDS = (
