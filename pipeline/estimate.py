@@ -209,6 +209,57 @@ def write_outputs(estimate: Estimate, output: str, keep_text: bool) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+class UnreadableEstimate(ValueError):
+    """An estimate folder without a readable estimate.json (not one, or damaged)."""
+
+
+def report_section(folder: str, missed_shown: int = 200) -> str:
+    """The HTML report's section on an estimate folder: its table with the 95% intervals and
+    the items not hidden whole, with where they were planted (planted values only: the
+    user's own text is never shown here). Every value read from the files is escaped."""
+    path = os.path.join(folder, ESTIMATE_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            result = json.load(handle)
+        table = result["table"]
+        rows = [(row["kind"], row["context"], int(row["planted"]), int(row["hidden"]),
+                 int(row["partly"]), int(row["missed"]), row["recall"],
+                 [float(x) for x in row["interval_95"]]) for row in table]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UnreadableEstimate(f"--estimate {folder}: no readable {ESTIMATE_FILE} "
+                                 f"({type(error).__name__}); run `larvatus estimate` first")
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in (
+            kind, context, planted, hidden, partly, missed,
+            _percent(recall if isinstance(recall, (int, float)) else None),
+            f"{_percent(low)} - {_percent(high)}")) + "</tr>"
+        for kind, context, planted, hidden, partly, missed, recall, (low, high) in rows)
+    missed_items = []
+    try:
+        with open(os.path.join(folder, PLANTED_FILE), encoding="utf-8") as handle:
+            for line in handle:
+                for item in json.loads(line).get("items", []):
+                    if item.get("outcome") in ("partly", "missed"):
+                        missed_items.append(item)
+    except (OSError, ValueError):
+        pass   # the table stands without the list
+    listed = "".join(
+        f"<li><b>{html.escape(str(i.get('kind')))}</b> {html.escape(str(i.get('outcome')))} "
+        f"({html.escape(str(i.get('context')))}, {html.escape(str(i.get('position')))}): "
+        f"<code>{html.escape(str(i.get('value')))}</code></li>"
+        for i in missed_items[:missed_shown])
+    return (f"<h2>What gets through: estimate by planting ({html.escape(folder)})</h2>"
+            f"<p class='meta'>{html.escape(str(result.get('documents_sampled')))} documents "
+            f"sampled, {html.escape(str(result.get('items_planted')))} items planted; an item "
+            f"is hidden when every letter and digit of it is redacted; intervals: Wilson "
+            f"score, 95%. cue: after the words a form or letter puts before it; running: "
+            f"inside a sentence.</p><table><tr><th>kind</th><th>context</th><th>planted</th>"
+            f"<th>hidden</th><th>partly</th><th>missed</th><th>hidden whole</th>"
+            f"<th>95% interval</th></tr>{cells}</table>"
+            f"<p>Items not hidden whole: {len(missed_items)} (planted values only)</p>"
+            f"<ul>{listed}</ul>")
+
+
 # --- the command --------------------------------------------------------------------------
 
 def read_documents(pattern: str, input_format: str, id_field: str, text_field: str,

@@ -145,8 +145,10 @@ def all_documents(files: list[str], limit: int = MAX_DOCUMENTS) -> str:
             "oninput='larvatusFilter(this.value)'></p>" + note + "".join(parts))
 
 
-def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOCUMENTS) -> str:
-    """The report's HTML; raises IncompleteRun for a folder without a finished run."""
+def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOCUMENTS,
+                 estimate_dir: Optional[str] = None) -> str:
+    """The report's HTML; raises IncompleteRun for a folder without a finished run.
+    `estimate_dir`: a `larvatus estimate` folder whose table joins the page."""
     summary = finished_summary(output_dir)
     files = storage.list_files(annotation_files_pattern(output_dir))
     kept_text = bool(summary.get("options", {}).get("keep_text"))
@@ -185,6 +187,10 @@ def build_report(output_dir: str, samples: int = 5, max_documents: int = MAX_DOC
                  "finds is outlined in red (hover for its kind).</p>")
     for findings, file_index, row in riskiest_positions(files, samples):
         parts.append(_sample(files[file_index], row, findings, kept_text))
+    if estimate_dir is not None:
+        from larvatus.estimate import report_section
+
+        parts.append(report_section(estimate_dir))
     parts.append(all_documents(files, max_documents))
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>Larvatus report</title><style>{CSS}</style>"
@@ -232,6 +238,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
                         default=MAX_DOCUMENTS,
                         help="Documents listed under 'All documents', each found by its id "
                              f"in the page's search box. Default: {MAX_DOCUMENTS}.")
+    parser.add_argument("--estimate", default=None, metavar="DIR",
+                        help="A `larvatus estimate` folder: its table of what gets through, "
+                             "with 95%% intervals, joins the page.")
     remote.add_store_arguments(parser)
     args, status = parse_or_report(parser, argv)
     if args is None:
@@ -242,10 +251,13 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "larvatus report") ->
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     try:
-        page = build_report(args.output_dir, args.samples, args.max_documents)
+        page = build_report(args.output_dir, args.samples, args.max_documents, args.estimate)
     except IncompleteRun as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return error.status
+    except ValueError as error:   # an unreadable --estimate folder
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
     target = args.html or join(args.output_dir, REPORT_NAME)
     try:
         if storage.is_local(target):

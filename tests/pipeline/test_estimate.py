@@ -118,3 +118,37 @@ def test_the_interval_covers_the_recall_measured_on_labelled_corpora():
     assert {line["kind"] for line in lines} >= {"PER", "EMAIL", "PHONE", "DATE"}
     for line in lines:
         assert line["covered"], line
+
+
+def test_report_shows_the_estimate_table_and_the_items_it_missed(rigged_model_dir, tmp_path):
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n"
+                              for i, t in enumerate(TEXTS)))
+    done = larvatus("run", "--input", corpus, "--output", tmp_path / "out", "--model",
+                    rigged_model_dir, "-q")
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Without pattern labels, planted emails, IBANs and cards get through the rigged model
+    # (it hides Titlecase words only): the page must list them.
+    done = larvatus("estimate", "--input", corpus, "--output", tmp_path / "est", "--model",
+                    rigged_model_dir, "--copies", "4", "--redact-labels", "PER,ORG")
+    assert done.returncode == 0, done.stderr[-3000:]
+    planted = [json.loads(line) for line in (tmp_path / "est" / "planted.jsonl").open()]
+    missed = [i for record in planted for i in record["items"] if i["outcome"] != "hidden"]
+    assert missed, "with patterns off, some planted identifiers must get through"
+    done = larvatus("report", tmp_path / "out", "--estimate", tmp_path / "est")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "What gets through: estimate by planting" in page and "95% interval" in page
+    assert f"Items not hidden whole: {len(missed)}" in page
+    assert all(html_escape(i["value"]) in page for i in missed[:20])
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "estimate.json").write_text('{"table": 3}')
+    done = larvatus("report", tmp_path / "out", "--estimate", tmp_path / "broken")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "no readable estimate.json" in done.stderr
+
+
+def html_escape(value: str) -> str:
+    import html
+
+    return html.escape(value)
