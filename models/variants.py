@@ -299,7 +299,7 @@ def cached_fp16(source: str | os.PathLike, cache: Path) -> Path:
 
 
 class VariantUnavailable(ModelError):
-    """CUDA was to run a dynamic-int8 file whose fp16 variant cannot be derived here."""
+    """A dynamic-int8 file meant for CUDA whose fp16 variant cannot be derived on this machine."""
 
 
 def cuda_graph(onnx_path: str, batch_dependent: bool, cache_dir) -> CudaGraph:
