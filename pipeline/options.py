@@ -332,7 +332,7 @@ def _add_engine_args(group) -> None:
     group.add_argument("--engine", default="beam", choices=("beam", "spark"),
                        help="beam (default): an Apache Beam job on --runner (the DirectRunner "
                             "unless told). spark: an Apache Spark job on --spark-master (pip "
-                            "install 'larvatus[spark]'; a Java runtime), with the same output, "
+                            "install '.[spark]' in the checkout; a Java runtime), with the same output, "
                             "checks and exit statuses; see docs/scale.md.")
     group.add_argument("--spark-master", "--spark_master", dest="spark_master",
                        default="local[*]",

@@ -49,7 +49,8 @@ def _pyspark():
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        raise SparkEngineError("--engine spark needs pyspark: pip install 'larvatus[spark]'") \
+        raise SparkEngineError("--engine spark needs pyspark: pip install '.[spark]' "
+                               "in the Larvatus checkout (or the built wheel's [spark] extra)") \
             from None
     return pyspark
 
