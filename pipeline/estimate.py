@@ -134,8 +134,8 @@ def format_table(estimate: Estimate) -> str:
     return "\n".join(lines)
 
 
-def _missed_context(estimate: Estimate, outcome: planting.ItemOutcome, keep_text: bool) -> str:
-    copy = next(c for c in estimate.copies if c.copy_id == outcome.copy_id)
+def _missed_context(copy: planting.PlantedCopy, outcome: planting.ItemOutcome,
+                    keep_text: bool) -> str:
     item = outcome.item
     if keep_text:
         start, end = max(0, item.start - CONTEXT_CHARS), min(len(copy.text), item.end + CONTEXT_CHARS)
@@ -156,20 +156,26 @@ def _planted_edge(copy: planting.PlantedCopy, at: int, backwards: bool) -> str:
     return copy.text[at:end]
 
 
+def _table_row(kind, context, planted, hidden, partly, missed, recall: Optional[float],
+               interval: Sequence[float]) -> str:
+    """One escaped HTML row of the estimate table (the page's and the run report's)."""
+    low, high = interval
+    return "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in (
+        kind, context, planted, hidden, partly, missed, _percent(recall),
+        f"{_percent(low)} - {_percent(high)}")) + "</tr>"
+
+
 def write_page(estimate: Estimate, path: str, keep_text: bool) -> None:
     """A self-contained HTML page: the table, the intervals, and the missed items in context
     (planted words only unless keep_text)."""
-    rows = []
-    for row in estimate.rows:
-        low, high = row.interval
-        rows.append("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in (
-            row.kind, row.context, row.planted, row.hidden, row.partly, row.missed,
-            _percent(row.recall), f"{_percent(low)} - {_percent(high)}")) + "</tr>")
+    rows = [_table_row(r.kind, r.context, r.planted, r.hidden, r.partly, r.missed, r.recall,
+                       r.interval) for r in estimate.rows]
     missed = [o for o in estimate.outcomes if o.outcome != "hidden"]
+    copies = {copy.copy_id: copy for copy in estimate.copies}
     items = "".join(
         f"<li><b>{html.escape(o.item.kind)}</b> ({html.escape(o.outcome)}, "
         f"{html.escape(o.item.context)}, {html.escape(o.item.position)}): "
-        f"<code>{_missed_context(estimate, o, keep_text)}</code></li>" for o in missed[:500])
+        f"<code>{_missed_context(copies[o.copy_id], o, keep_text)}</code></li>" for o in missed[:500])
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>Larvatus estimate</title>
 <style>body{{font:14px sans-serif;margin:2em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}mark{{background:#fbb}}</style>
@@ -195,14 +201,14 @@ def write_outputs(estimate: Estimate, output: str, keep_text: bool) -> None:
         json.dump(estimate.as_dict(), handle, indent=2)
     write_page(estimate, os.path.join(output, ESTIMATE_PAGE), keep_text)
     with open(os.path.join(output, PLANTED_FILE), "w", encoding="utf-8") as handle:
+        by_item = {(o.copy_id, o.item.start, o.item.end): o.outcome for o in estimate.outcomes}
         for copy in estimate.copies:
-            outcomes = {(o.item.start, o.item.end): o.outcome for o in estimate.outcomes
-                        if o.copy_id == copy.copy_id}
             record: dict[str, Any] = {
                 "id": copy.copy_id, "language": copy.language,
                 "items": [{"kind": i.kind, "context": i.context, "position": i.position,
                            "value": i.value, "start": i.start, "end": i.end,
-                           "outcome": outcomes.get((i.start, i.end))} for i in copy.items],
+                           "outcome": by_item.get((copy.copy_id, i.start, i.end))}
+                          for i in copy.items],
                 "redacted_text": estimate.redacted_texts.get(copy.copy_id)}
             if keep_text:
                 record["text"] = copy.text
@@ -228,12 +234,8 @@ def report_section(folder: str, missed_shown: int = 200) -> str:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise UnreadableEstimate(f"--estimate {folder}: no readable {ESTIMATE_FILE} "
                                  f"({type(error).__name__}); run `larvatus estimate` first")
-    cells = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in (
-            kind, context, planted, hidden, partly, missed,
-            _percent(recall if isinstance(recall, (int, float)) else None),
-            f"{_percent(low)} - {_percent(high)}")) + "</tr>"
-        for kind, context, planted, hidden, partly, missed, recall, (low, high) in rows)
+    cells = "".join(_table_row(*row[:6], row[6] if isinstance(row[6], (int, float)) else None,
+                               row[7]) for row in rows)
     missed_items = []
     try:
         with open(os.path.join(folder, PLANTED_FILE), encoding="utf-8") as handle:
